@@ -1,0 +1,19 @@
+//! Grammars: the user-facing CFG model ([`Grammar`]), its front ends (Lark text), and the
+//! normalizer that turns it into the C2F+ε form the emptiness search runs on.
+//!
+//! Data flows one way: text → [`Grammar`] → [`NormalGrammar`]. Terminal ids are shared by both,
+//! so the lexicon (built from the terminals' patterns) and the search agree on lexeme ids.
+
+pub mod analysis;
+mod cfg;
+mod error;
+pub mod lark;
+pub mod normalize;
+pub mod spec;
+
+pub use cfg::{
+    parse_pattern, Grammar, GrammarBuilder, NonterminalId, Pattern, Rule, Symbol, Terminal,
+    TerminalId,
+};
+pub use error::GrammarError;
+pub use normalize::{NormalGrammar, NormalizeOptions};

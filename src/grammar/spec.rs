@@ -1,0 +1,1 @@
+//! Grammar specs (in progress).
