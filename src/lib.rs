@@ -1,6 +1,8 @@
 //! lacuna: grammar-constrained decoding for diffusion and infilling language models.
 //!
-//! See `DESIGN.md` for the data flow: grammar → normalized grammar; canvas → hole DFA;
-//! the two meet in the emptiness search of [`intersect`].
+//! See `DESIGN.md` for the data flow: a grammar is normalized once ([`grammar`]); a canvas
+//! with holes becomes a lexeme automaton; the two meet in the emptiness search of
+//! [`intersect`], whose witness yields a completion.
 
 pub mod grammar;
+pub mod intersect;

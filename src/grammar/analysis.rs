@@ -5,7 +5,10 @@ use super::{Grammar, Symbol};
 
 /// `generating[A]` is true iff A derives some word of terminals.
 pub fn generating(g: &Grammar) -> Vec<bool> {
-    generating_rules(g.nonterminals().len(), g.rules().iter().map(|r| (r.lhs, &r.rhs[..])))
+    generating_rules(
+        g.nonterminals().len(),
+        g.rules().iter().map(|r| (r.lhs, &r.rhs[..])),
+    )
 }
 
 /// The same fixpoint over any rule list; `n` is the number of nonterminals.
@@ -42,7 +45,9 @@ pub fn nullable(g: &Grammar) -> Vec<bool> {
         let mut changed = false;
         for r in g.rules() {
             if !null[r.lhs.index()]
-                && r.rhs.iter().all(|s| matches!(s, Symbol::N(b) if null[b.index()]))
+                && r.rhs
+                    .iter()
+                    .all(|s| matches!(s, Symbol::N(b) if null[b.index()]))
             {
                 null[r.lhs.index()] = true;
                 changed = true;

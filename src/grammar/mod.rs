@@ -6,6 +6,7 @@
 
 pub mod analysis;
 mod cfg;
+pub mod earley;
 mod error;
 pub mod lark;
 pub mod normalize;

@@ -1,7 +1,149 @@
-//! Normalization to C2F+ε (in progress).
+//! Normalization of a [`Grammar`] into C2F+ε, kept small.
+//!
+//! The emptiness search visits items `(p, A, q)` for every nonterminal and pair of DFA states,
+//! and extends them through binary productions with a third state, so its cost grows with the
+//! number of productions. The pipeline therefore shrinks the grammar before binarizing it
+//! (Appendix B.2 of the method's paper):
+//!
+//! 1. drop useless symbols (non-generating, unreachable) and duplicate rules;
+//! 2. substitute aliases (`B → x` as B's only rule) and inline single-use nonterminals where
+//!    that cannot grow the binarized grammar;
+//! 3. left-factor alternatives that share a prefix;
+//! 4. name shared 2-grams once (`N → B C`), most frequent first;
+//! 5. binarize long right-hand sides into right-branching chains that share equal suffixes;
+//! 6. lift terminals out of two-symbol rules;
+//! 7. drop useless symbols again and renumber densely.
+//!
+//! No pass removes ε-productions or unit productions: C2F+ε keeps both, which is what keeps the
+//! normal form linear in the size of the input grammar.
 
+mod normal;
+mod work;
+
+pub use normal::NormalGrammar;
+pub use work::WorkGrammar;
+
+use serde::Serialize;
+
+use crate::grammar::{Grammar, Symbol};
+
+/// Which size-reducing passes run. All are on by default; turning them off is for tests and
+/// for measuring what each pass buys.
 #[derive(Debug, Clone)]
-pub struct NormalGrammar;
+pub struct NormalizeOptions {
+    pub inline: bool,
+    pub left_factor: bool,
+    pub share_bigrams: bool,
+}
 
-#[derive(Debug, Clone, Default)]
-pub struct NormalizeOptions;
+impl Default for NormalizeOptions {
+    fn default() -> Self {
+        NormalizeOptions {
+            inline: true,
+            left_factor: true,
+            share_bigrams: true,
+        }
+    }
+}
+
+/// Sizes of a grammar, raw or normalized.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct GrammarSize {
+    pub nonterminals: usize,
+    pub productions: usize,
+    pub terminals: usize,
+    /// Total number of symbols on all right-hand sides.
+    pub rhs_symbols: usize,
+}
+
+impl GrammarSize {
+    pub fn of_grammar(g: &Grammar) -> Self {
+        GrammarSize {
+            nonterminals: g.nonterminals().len(),
+            productions: g.rules().len(),
+            terminals: g.terminals().len(),
+            rhs_symbols: g.rules().iter().map(|r| r.rhs.len()).sum(),
+        }
+    }
+
+    pub fn of_normal(n: &NormalGrammar) -> Self {
+        let mut used = vec![false; n.num_terminals()];
+        for &(_, t) in n.terminal_rules() {
+            used[t.index()] = true;
+        }
+        GrammarSize {
+            nonterminals: n.num_nonterminals(),
+            productions: n.num_productions(),
+            terminals: used.iter().filter(|u| **u).count(),
+            rhs_symbols: n.terminal_rules().len()
+                + n.unit_rules().len()
+                + 2 * n.binary_rules().len(),
+        }
+    }
+}
+
+impl NormalGrammar {
+    /// Normalizes `g` with every size-reducing pass on.
+    pub fn from_grammar(g: &Grammar) -> NormalGrammar {
+        Self::with_options(g, &NormalizeOptions::default())
+    }
+
+    /// Normalizes `g` with the chosen passes.
+    pub fn with_options(g: &Grammar, opts: &NormalizeOptions) -> NormalGrammar {
+        let mut w = WorkGrammar::from_grammar(g);
+        shrink(&mut w, opts);
+        to_c2f(&mut w);
+        w.compact();
+        from_binary_work(&w, g.terminals().len())
+    }
+}
+
+/// Passes 1–4: language-preserving rewrites that make the grammar smaller.
+pub fn shrink(w: &mut WorkGrammar, opts: &NormalizeOptions) {
+    w.remove_useless();
+    w.dedupe();
+    if opts.inline {
+        w.substitute_aliases();
+        w.inline_single_use();
+        w.dedupe();
+    }
+    if opts.left_factor {
+        w.left_factor();
+    }
+    if opts.share_bigrams {
+        w.share_bigrams();
+    }
+}
+
+/// Passes 5–7: bring every rule into one of the four C2F+ε shapes.
+pub fn to_c2f(w: &mut WorkGrammar) {
+    w.binarize();
+    w.lift_terminals();
+    w.dedupe();
+    w.remove_useless();
+}
+
+/// Sorts the (already binary) rules of `w` into the four production kinds.
+fn from_binary_work(w: &WorkGrammar, num_terminals: usize) -> NormalGrammar {
+    let (mut terminal, mut epsilon, mut unit, mut binary) = (vec![], vec![], vec![], vec![]);
+    for r in &w.rules {
+        match r.rhs[..] {
+            [] => epsilon.push(r.lhs),
+            [Symbol::T(t)] => terminal.push((r.lhs, t)),
+            [Symbol::N(b)] => unit.push((r.lhs, b)),
+            [Symbol::N(b), Symbol::N(c)] => binary.push((r.lhs, b, c)),
+            _ => unreachable!("to_c2f leaves only C2F+ε rules: {:?}", r.rhs),
+        }
+    }
+    NormalGrammar::new(
+        w.names.clone(),
+        num_terminals,
+        terminal,
+        epsilon,
+        unit,
+        binary,
+    )
+}
+
+#[cfg(test)]
+mod tests;

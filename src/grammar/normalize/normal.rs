@@ -1,0 +1,161 @@
+//! The normalized grammar in C2F+ε: every production is `A → B C`, `A → B`, `A → a` or `A → ε`.
+//!
+//! Besides the productions themselves it keeps the indices the emptiness search needs to extend
+//! a derived item in O(1) per candidate: productions by terminal, by unit child, by left child
+//! and by right child. All indices are flat (CSR) arrays, built once per grammar.
+
+use crate::grammar::{NonterminalId, TerminalId};
+
+/// A C2F+ε grammar with lookup indices. Nonterminal ids here are dense and local to this
+/// grammar (the start symbol is id 0); terminal ids are those of the source [`Grammar`].
+///
+/// [`Grammar`]: crate::grammar::Grammar
+#[derive(Clone, Debug)]
+pub struct NormalGrammar {
+    pub(super) names: Vec<String>,
+    pub(super) num_terminals: usize,
+    pub(super) terminal_rules: Vec<(NonterminalId, TerminalId)>,
+    pub(super) epsilon_rules: Vec<NonterminalId>,
+    pub(super) unit_rules: Vec<(NonterminalId, NonterminalId)>,
+    pub(super) binary_rules: Vec<(NonterminalId, NonterminalId, NonterminalId)>,
+    by_terminal: Csr<NonterminalId>,
+    by_unit_child: Csr<NonterminalId>,
+    by_left: Csr<(NonterminalId, NonterminalId)>,
+    by_right: Csr<(NonterminalId, NonterminalId)>,
+}
+
+impl NormalGrammar {
+    pub(super) fn new(
+        names: Vec<String>,
+        num_terminals: usize,
+        terminal_rules: Vec<(NonterminalId, TerminalId)>,
+        epsilon_rules: Vec<NonterminalId>,
+        unit_rules: Vec<(NonterminalId, NonterminalId)>,
+        binary_rules: Vec<(NonterminalId, NonterminalId, NonterminalId)>,
+    ) -> Self {
+        let n = names.len();
+        let by_terminal = Csr::build(
+            num_terminals,
+            terminal_rules.iter().map(|&(a, t)| (t.index(), a)),
+        );
+        let by_unit_child = Csr::build(n, unit_rules.iter().map(|&(a, b)| (b.index(), a)));
+        let by_left = Csr::build(n, binary_rules.iter().map(|&(a, b, c)| (b.index(), (a, c))));
+        let by_right = Csr::build(n, binary_rules.iter().map(|&(a, b, c)| (c.index(), (a, b))));
+        NormalGrammar {
+            names,
+            num_terminals,
+            terminal_rules,
+            epsilon_rules,
+            unit_rules,
+            binary_rules,
+            by_terminal,
+            by_unit_child,
+            by_left,
+            by_right,
+        }
+    }
+
+    /// The start symbol (always id 0).
+    pub fn start(&self) -> NonterminalId {
+        NonterminalId(0)
+    }
+
+    pub fn num_nonterminals(&self) -> usize {
+        self.names.len()
+    }
+
+    /// Number of terminal ids of the source grammar (not all need to occur in productions).
+    pub fn num_terminals(&self) -> usize {
+        self.num_terminals
+    }
+
+    pub fn name(&self, n: NonterminalId) -> &str {
+        &self.names[n.index()]
+    }
+
+    /// All productions counted once each.
+    pub fn num_productions(&self) -> usize {
+        self.terminal_rules.len()
+            + self.epsilon_rules.len()
+            + self.unit_rules.len()
+            + self.binary_rules.len()
+    }
+
+    pub fn terminal_rules(&self) -> &[(NonterminalId, TerminalId)] {
+        &self.terminal_rules
+    }
+
+    pub fn epsilon_rules(&self) -> &[NonterminalId] {
+        &self.epsilon_rules
+    }
+
+    pub fn unit_rules(&self) -> &[(NonterminalId, NonterminalId)] {
+        &self.unit_rules
+    }
+
+    pub fn binary_rules(&self) -> &[(NonterminalId, NonterminalId, NonterminalId)] {
+        &self.binary_rules
+    }
+
+    /// Nonterminals `A` with a production `A → t`.
+    #[inline]
+    pub fn lhs_of_terminal(&self, t: TerminalId) -> &[NonterminalId] {
+        if t.index() < self.num_terminals {
+            self.by_terminal.get(t.index())
+        } else {
+            &[]
+        }
+    }
+
+    /// Nonterminals `A` with a production `A → b`.
+    #[inline]
+    pub fn unit_parents(&self, b: NonterminalId) -> &[NonterminalId] {
+        self.by_unit_child.get(b.index())
+    }
+
+    /// Pairs `(A, C)` with a production `A → b C`.
+    #[inline]
+    pub fn as_left_child(&self, b: NonterminalId) -> &[(NonterminalId, NonterminalId)] {
+        self.by_left.get(b.index())
+    }
+
+    /// Pairs `(A, B)` with a production `A → B c`.
+    #[inline]
+    pub fn as_right_child(&self, c: NonterminalId) -> &[(NonterminalId, NonterminalId)] {
+        self.by_right.get(c.index())
+    }
+}
+
+/// A compressed sparse row table: for each key in `0..n`, a slice of values.
+#[derive(Clone, Debug)]
+struct Csr<V> {
+    offsets: Vec<u32>,
+    values: Vec<V>,
+}
+
+impl<V: Copy> Csr<V> {
+    fn build(n: usize, pairs: impl Iterator<Item = (usize, V)> + Clone) -> Self {
+        let mut offsets = vec![0u32; n + 1];
+        for (k, _) in pairs.clone() {
+            offsets[k + 1] += 1;
+        }
+        for i in 0..n {
+            offsets[i + 1] += offsets[i];
+        }
+        let mut fill = offsets.clone();
+        let mut values: Vec<Option<V>> = vec![None; offsets[n] as usize];
+        for (k, v) in pairs {
+            values[fill[k] as usize] = Some(v);
+            fill[k] += 1;
+        }
+        Csr {
+            offsets,
+            values: values.into_iter().flatten().collect(),
+        }
+    }
+
+    #[inline]
+    fn get(&self, k: usize) -> &[V] {
+        &self.values[self.offsets[k] as usize..self.offsets[k + 1] as usize]
+    }
+}
