@@ -4,5 +4,6 @@
 //! with holes becomes a lexeme automaton; the two meet in the emptiness search of
 //! [`intersect`], whose witness yields a completion.
 
+pub mod cli;
 pub mod grammar;
 pub mod intersect;

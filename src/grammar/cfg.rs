@@ -200,6 +200,16 @@ impl GrammarBuilder {
         Self::default()
     }
 
+    /// Starts from an existing grammar's symbols and rules, to extend it.
+    pub fn from_grammar(g: &Grammar) -> Self {
+        GrammarBuilder {
+            terminals: g.terminals.clone(),
+            nonterminals: g.nonterminals.clone(),
+            rules: g.rules.clone(),
+            ignore: g.ignore.clone(),
+        }
+    }
+
     /// Adds a terminal, or returns the existing one with the same name.
     pub fn terminal(&mut self, name: &str, pattern: Pattern, priority: i32) -> TerminalId {
         if let Some(i) = self.terminals.iter().position(|t| t.name == name) {
