@@ -4,6 +4,11 @@
 //! with holes becomes a lexeme automaton; the two meet in the emptiness search of
 //! [`intersect`], whose witness yields a completion.
 
+pub mod canvas;
+pub mod checker;
 pub mod cli;
+pub mod complete;
 pub mod grammar;
+pub mod holey;
 pub mod intersect;
+pub mod lexicon;

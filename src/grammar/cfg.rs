@@ -297,6 +297,12 @@ fn check_terminal_pattern(t: &Terminal) -> Result<(), GrammarError> {
         terminal: t.name.clone(),
         message,
     })?;
+    if !hir.properties().look_set().is_empty() {
+        return Err(GrammarError::InvalidPattern {
+            terminal: t.name.clone(),
+            message: "look-around assertions (^, $, \\b, \\B) cannot be used in a lexeme".into(),
+        });
+    }
     if hir.properties().minimum_len() == Some(0) {
         return Err(GrammarError::EmptyMatch(t.name.clone()));
     }

@@ -1,0 +1,232 @@
+//! The public face for one grammar: can this canvas still be completed, and how?
+//!
+//! A [`Checker`] is built once per grammar (lexicon, normalized grammar, caches) and then
+//! answers [`Checker::check`] for every proposed canvas, and [`Checker::complete`] when a
+//! sampler gives up on the model's proposals. All caches belong to the checker, so checkers of
+//! different grammars never share state.
+
+use std::time::Instant;
+
+use serde::Serialize;
+use thiserror::Error;
+
+use crate::canvas::{Canvas, HoleyText};
+use crate::complete::realize;
+use crate::grammar::{spec, Grammar, GrammarError, NormalGrammar, TerminalId};
+use crate::holey::{HoleyLexer, LexLimits};
+use crate::intersect::{Edge, LexemeDfa, Searcher, Verdict, DEFAULT_BUDGET};
+use crate::lexicon::{Lexeme, LexiconError};
+
+/// The answer for one canvas.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CheckVerdict {
+    Completable,
+    NotCompletable,
+    /// A work budget ran out: neither answer could be shown.
+    Unknown,
+}
+
+/// A verdict with what it cost.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Check {
+    pub verdict: CheckVerdict,
+    /// States of the minimized lexeme DFA (0 when lexing ran out of budget).
+    pub dfa_states: usize,
+    pub micros: u64,
+}
+
+/// Why a checker could not be built.
+#[derive(Debug, Error)]
+pub enum CheckerError {
+    #[error(transparent)]
+    Grammar(#[from] GrammarError),
+    #[error(transparent)]
+    Lexicon(#[from] LexiconError),
+}
+
+/// Budgets of one check.
+#[derive(Clone, Copy, Debug)]
+pub struct Budgets {
+    pub lexing: LexLimits,
+    /// Work units of the emptiness search.
+    pub search: u64,
+    /// Nodes the completion search may visit.
+    pub completion_nodes: usize,
+}
+
+impl Default for Budgets {
+    fn default() -> Self {
+        Budgets {
+            lexing: LexLimits::default(),
+            search: DEFAULT_BUDGET,
+            completion_nodes: 2_000_000,
+        }
+    }
+}
+
+/// Checks canvases against one grammar. See the [module docs](self).
+pub struct Checker {
+    grammar: Grammar,
+    normal: NormalGrammar,
+    lexer: HoleyLexer,
+    searcher: Searcher,
+    budgets: Budgets,
+}
+
+impl Checker {
+    pub fn new(grammar: Grammar) -> Result<Checker, CheckerError> {
+        Self::with_budgets(grammar, Budgets::default())
+    }
+
+    pub fn with_budgets(grammar: Grammar, budgets: Budgets) -> Result<Checker, CheckerError> {
+        let normal = NormalGrammar::from_grammar(&grammar);
+        let lexer = HoleyLexer::new(&grammar, budgets.lexing)?;
+        Ok(Checker {
+            grammar,
+            normal,
+            lexer,
+            searcher: Searcher::new(),
+            budgets,
+        })
+    }
+
+    /// A checker for a grammar spec (`json`, `cpp+fence`, `x.lark`, ...).
+    pub fn from_spec(spec_text: &str) -> Result<Checker, CheckerError> {
+        Self::new(spec::load(spec_text)?)
+    }
+
+    pub fn grammar(&self) -> &Grammar {
+        &self.grammar
+    }
+
+    /// Whether some filling of the canvas's holes is a word of the grammar.
+    pub fn check(&mut self, canvas: &Canvas) -> Check {
+        self.check_text(&canvas.holey_text())
+    }
+
+    /// [`Checker::check`] on text with holes.
+    pub fn check_text(&mut self, text: &HoleyText) -> Check {
+        let t0 = Instant::now();
+        let (verdict, dfa_states) = match self.lexer.dfa(text) {
+            Err(_) => (CheckVerdict::Unknown, 0),
+            Ok(dfa) => (self.search(&dfa), dfa.num_states()),
+        };
+        Check {
+            verdict,
+            dfa_states,
+            micros: t0.elapsed().as_micros() as u64,
+        }
+    }
+
+    /// Whether a complete text is a word of the grammar.
+    pub fn accepts(&mut self, text: &[u8]) -> bool {
+        self.check_text(&HoleyText::solid(text)).verdict == CheckVerdict::Completable
+    }
+
+    fn search(&mut self, dfa: &LexemeDfa) -> CheckVerdict {
+        match self.searcher.search(&self.normal, dfa, self.budgets.search) {
+            Verdict::NonEmpty => CheckVerdict::Completable,
+            Verdict::Empty => CheckVerdict::NotCompletable,
+            Verdict::Unknown => CheckVerdict::Unknown,
+        }
+    }
+
+    /// A full output that contains every chunk of the canvas in order and is a word of the
+    /// grammar, with short, readable fillers; `Ok(None)` if the canvas is not completable.
+    /// The result is re-lexed and re-checked before it is returned.
+    pub fn complete(&mut self, canvas: &Canvas) -> Result<Option<Vec<u8>>, CompletionError> {
+        self.complete_text(&canvas.holey_text())
+    }
+
+    /// [`Checker::complete`] on text with holes.
+    pub fn complete_text(&mut self, text: &HoleyText) -> Result<Option<Vec<u8>>, CompletionError> {
+        let dfa = self.lexer.dfa(text).map_err(|_| CompletionError::Budget)?;
+        match self.search(&dfa) {
+            CheckVerdict::NotCompletable => return Ok(None),
+            CheckVerdict::Unknown => return Err(CompletionError::Budget),
+            CheckVerdict::Completable => {}
+        }
+        let witness = self
+            .searcher
+            .witness()
+            .expect("a completable search leaves a witness");
+        let lexemes = witness.lexemes(&dfa);
+        let (lx, table) = self.lexer.parts();
+        let fillers = realize(lx, table, text, &lexemes, self.budgets.completion_nodes)
+            .map_err(|_| CompletionError::Budget)?
+            .ok_or(CompletionError::Budget)?;
+        let mut out = Vec::new();
+        for (i, chunk) in text.chunks.iter().enumerate() {
+            out.extend_from_slice(chunk);
+            if let Some(f) = fillers.get(i) {
+                out.extend_from_slice(f);
+            }
+        }
+        if !self.parses(&out) {
+            return Err(CompletionError::Recheck(
+                String::from_utf8_lossy(&out).into_owned(),
+            ));
+        }
+        Ok(Some(out))
+    }
+
+    /// Re-check of a complete text by a second route: lex it left to right, then search the
+    /// chain of its lexemes (several edges where a token's lexeme is ambiguous).
+    pub fn parses(&mut self, text: &[u8]) -> bool {
+        let Ok(tokens) = self.lexer.lexicon().lex(text) else {
+            return false;
+        };
+        let dfa = chain_dfa(&tokens);
+        self.searcher
+            .search(&self.normal, &dfa, self.budgets.search)
+            == Verdict::NonEmpty
+    }
+}
+
+/// The automaton of a lexed text: state i is "before token i"; a token with several possible
+/// lexemes has an edge for each, and a token that may also be skipped lets its state take the
+/// next state's edges as well (copied, so no ε-edges are needed).
+fn chain_dfa(tokens: &[smallvec::SmallVec<[Lexeme; 2]>]) -> LexemeDfa {
+    let n = tokens.len();
+    let mut out_edges: Vec<Vec<(TerminalId, u32)>> = vec![Vec::new(); n + 1];
+    let mut accepting = vec![n as u32];
+    for i in (0..n).rev() {
+        let mut e: Vec<(TerminalId, u32)> = tokens[i]
+            .iter()
+            .filter_map(|l| match *l {
+                Lexeme::Terminal(t) => Some((t, i as u32 + 1)),
+                Lexeme::Skip => None,
+            })
+            .collect();
+        if tokens[i].contains(&Lexeme::Skip) {
+            e.extend(out_edges[i + 1].clone());
+            if accepting.contains(&(i as u32 + 1)) {
+                accepting.push(i as u32);
+            }
+        }
+        out_edges[i] = e;
+    }
+    let edges = out_edges
+        .iter()
+        .enumerate()
+        .flat_map(|(from, es)| {
+            es.iter().map(move |&(terminal, to)| Edge {
+                from: from as u32,
+                terminal,
+                to,
+                cost: 0,
+            })
+        })
+        .collect();
+    LexemeDfa::new(n + 1, 0, &accepting, edges).expect("chain states are in range")
+}
+
+/// Why no completion could be returned for a canvas that may be completable.
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+pub enum CompletionError {
+    #[error("a work budget ran out before a completion was found")]
+    Budget,
+    #[error("internal error: the completion {0:?} failed its re-check")]
+    Recheck(String),
+}

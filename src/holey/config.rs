@@ -1,0 +1,264 @@
+//! Lexer configurations and the per-grammar caches of their moves.
+//!
+//! A configuration is what a longest-match lexer must remember at a byte position: the
+//! [`Lexicon`] state of the token in progress, and the *watches* — states of tokens already
+//! emitted that a longer match could still overtake. Emitting a token at a state from which the
+//! lexer could go on matching is only right if the text that follows never completes a longer
+//! match; the watch follows that text and kills the configuration if it does. Watches die out
+//! after a byte or two in real grammars, so configurations stay few.
+//!
+//! Configurations are interned and their byte steps and emissions cached, lazily, for the
+//! lifetime of a checker: every canvas of one grammar walks the same small graph. Holes are
+//! summarized as *hole sets* — every configuration reachable from some entry configurations by
+//! arbitrary bytes — which are interned and cached too, with their moves on each lexeme.
+
+use hashbrown::HashMap;
+use smallvec::SmallVec;
+
+use crate::grammar::TerminalId;
+use crate::lexicon::{Lexeme, Lexicon, StateId, DEAD};
+
+/// An interned configuration.
+pub type ConfigId = u32;
+
+/// The step result for a configuration that cannot continue.
+pub const DEAD_CONFIG: ConfigId = u32::MAX;
+const UNKNOWN: ConfigId = u32::MAX - 1;
+
+/// An interned hole set.
+pub type HoleSetId = u32;
+
+/// The token in progress and the watches on tokens already emitted.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Config {
+    pub token: StateId,
+    pub watches: SmallVec<[StateId; 2]>,
+}
+
+/// The emissions of one configuration: each lexeme with the configuration after it.
+type Emits = SmallVec<[(Lexeme, ConfigId); 2]>;
+
+/// Too many configurations or hole sets: the check answers `unknown`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TooLarge;
+
+/// The interned configurations of one lexicon, with cached moves.
+pub struct ConfigTable {
+    configs: Vec<Config>,
+    ids: HashMap<Config, ConfigId>,
+    steps: Vec<ConfigId>,
+    emits: Vec<Option<Emits>>,
+    num_classes: usize,
+    hole_sets: Vec<Vec<ConfigId>>,
+    hole_set_ids: HashMap<Vec<ConfigId>, HoleSetId>,
+    hole_moves: Vec<Option<Vec<(TerminalId, HoleSetId)>>>,
+    closures: HashMap<Vec<ConfigId>, HoleSetId>,
+    limit: usize,
+}
+
+impl ConfigTable {
+    /// A table for `lexicon`; at most `limit` configurations and as many hole sets.
+    pub fn new(lexicon: &Lexicon, limit: usize) -> Self {
+        let mut t = ConfigTable {
+            configs: Vec::new(),
+            ids: HashMap::new(),
+            steps: Vec::new(),
+            emits: Vec::new(),
+            num_classes: lexicon.num_classes(),
+            hole_sets: Vec::new(),
+            hole_set_ids: HashMap::new(),
+            hole_moves: Vec::new(),
+            closures: HashMap::new(),
+            limit,
+        };
+        let start = Config {
+            token: lexicon.start(),
+            watches: SmallVec::new(),
+        };
+        t.intern(start).expect("the first configuration fits");
+        t
+    }
+
+    /// The configuration at the start of the text: no token, no watches.
+    pub fn start(&self) -> ConfigId {
+        0
+    }
+
+    pub fn config(&self, c: ConfigId) -> &Config {
+        &self.configs[c as usize]
+    }
+
+    pub fn num_configs(&self) -> usize {
+        self.configs.len()
+    }
+
+    /// Whether `c` is between tokens (the text may end here).
+    pub fn at_boundary(&self, lexicon: &Lexicon, c: ConfigId) -> bool {
+        self.configs[c as usize].token == lexicon.start()
+    }
+
+    fn intern(&mut self, c: Config) -> Result<ConfigId, TooLarge> {
+        if let Some(&id) = self.ids.get(&c) {
+            return Ok(id);
+        }
+        if self.configs.len() >= self.limit {
+            return Err(TooLarge);
+        }
+        let id = self.configs.len() as ConfigId;
+        self.ids.insert(c.clone(), id);
+        self.configs.push(c);
+        self.steps
+            .extend(std::iter::repeat_n(UNKNOWN, self.num_classes));
+        self.emits.push(None);
+        Ok(id)
+    }
+
+    /// The configuration after one more byte of class `class`, or [`DEAD_CONFIG`].
+    #[inline]
+    pub fn step(&mut self, lx: &Lexicon, c: ConfigId, class: usize) -> Result<ConfigId, TooLarge> {
+        let slot = c as usize * self.num_classes + class;
+        let cached = self.steps[slot];
+        if cached != UNKNOWN {
+            return Ok(cached);
+        }
+        let next = match step_config(lx, &self.configs[c as usize], class) {
+            Some(cfg) => self.intern(cfg)?,
+            None => DEAD_CONFIG,
+        };
+        self.steps[slot] = next;
+        Ok(next)
+    }
+
+    /// The lexemes `c` can emit here (the token ends), each with the configuration after it.
+    pub fn emits(&mut self, lx: &Lexicon, c: ConfigId) -> Result<&[(Lexeme, ConfigId)], TooLarge> {
+        if self.emits[c as usize].is_none() {
+            let cfg = self.configs[c as usize].clone();
+            let mut out = SmallVec::new();
+            let winners = lx.winners(cfg.token);
+            if !winners.is_empty() {
+                let mut watches = cfg.watches.clone();
+                if lx.extendable(cfg.token) {
+                    watches.push(cfg.token);
+                    watches.sort_unstable();
+                    watches.dedup();
+                }
+                let next = self.intern(Config {
+                    token: lx.start(),
+                    watches,
+                })?;
+                out.extend(winners.iter().map(|&l| (l, next)));
+            }
+            self.emits[c as usize] = Some(out);
+        }
+        Ok(self.emits[c as usize].as_deref().expect("just filled"))
+    }
+
+    /// The hole set of everything reachable from `entry` by arbitrary bytes and skipped tokens.
+    pub fn hole_closure(
+        &mut self,
+        lx: &Lexicon,
+        entry: &[ConfigId],
+    ) -> Result<HoleSetId, TooLarge> {
+        let mut key = entry.to_vec();
+        key.sort_unstable();
+        key.dedup();
+        if let Some(&h) = self.closures.get(&key) {
+            return Ok(h);
+        }
+        let mut seen: hashbrown::HashSet<ConfigId> = key.iter().copied().collect();
+        let mut stack = key.clone();
+        while let Some(c) = stack.pop() {
+            for class in 0..self.num_classes {
+                let n = self.step(lx, c, class)?;
+                if n != DEAD_CONFIG && seen.insert(n) {
+                    stack.push(n);
+                }
+            }
+            let skips: SmallVec<[ConfigId; 2]> = self
+                .emits(lx, c)?
+                .iter()
+                .filter(|(l, _)| *l == Lexeme::Skip)
+                .map(|&(_, n)| n)
+                .collect();
+            for n in skips {
+                if seen.insert(n) {
+                    stack.push(n);
+                }
+            }
+        }
+        let mut members: Vec<ConfigId> = seen.into_iter().collect();
+        members.sort_unstable();
+        let h = self.intern_hole_set(members)?;
+        self.closures.insert(key, h);
+        Ok(h)
+    }
+
+    fn intern_hole_set(&mut self, members: Vec<ConfigId>) -> Result<HoleSetId, TooLarge> {
+        if let Some(&h) = self.hole_set_ids.get(&members) {
+            return Ok(h);
+        }
+        if self.hole_sets.len() >= self.limit {
+            return Err(TooLarge);
+        }
+        let h = self.hole_sets.len() as HoleSetId;
+        self.hole_set_ids.insert(members.clone(), h);
+        self.hole_sets.push(members);
+        self.hole_moves.push(None);
+        Ok(h)
+    }
+
+    pub fn hole_set(&self, h: HoleSetId) -> &[ConfigId] {
+        &self.hole_sets[h as usize]
+    }
+
+    /// For each terminal some member of `h` can emit, the hole set after emitting it.
+    pub fn hole_moves(
+        &mut self,
+        lx: &Lexicon,
+        h: HoleSetId,
+    ) -> Result<&[(TerminalId, HoleSetId)], TooLarge> {
+        if self.hole_moves[h as usize].is_none() {
+            let mut targets: HashMap<TerminalId, Vec<ConfigId>> = HashMap::new();
+            for i in 0..self.hole_sets[h as usize].len() {
+                let c = self.hole_sets[h as usize][i];
+                for &(l, n) in self.emits(lx, c)? {
+                    if let Lexeme::Terminal(t) = l {
+                        targets.entry(t).or_default().push(n);
+                    }
+                }
+            }
+            let mut moves = Vec::with_capacity(targets.len());
+            for (t, entry) in targets {
+                moves.push((t, self.hole_closure(lx, &entry)?));
+            }
+            moves.sort_unstable();
+            self.hole_moves[h as usize] = Some(moves);
+        }
+        Ok(self.hole_moves[h as usize].as_deref().expect("just filled"))
+    }
+}
+
+/// One byte step of a configuration; `None` if the token in progress can no longer match or
+/// a watch completes a longer token (the earlier emission was not longest-match).
+fn step_config(lx: &Lexicon, cfg: &Config, class: usize) -> Option<Config> {
+    let token = lx.next_class(cfg.token, class);
+    if token == DEAD || (lx.winners(token).is_empty() && !lx.extendable(token)) {
+        return None;
+    }
+    let mut watches = SmallVec::new();
+    for &w in &cfg.watches {
+        let w2 = lx.next_class(w, class);
+        if w2 == DEAD {
+            continue;
+        }
+        if !lx.winners(w2).is_empty() {
+            return None;
+        }
+        if lx.extendable(w2) {
+            watches.push(w2);
+        }
+    }
+    watches.sort_unstable();
+    watches.dedup();
+    Some(Config { token, watches })
+}

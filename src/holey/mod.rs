@@ -1,0 +1,89 @@
+//! Text with holes → one minimal DFA over lexemes.
+//!
+//! Every way of filling the holes yields a text, and every text a lexing (longest match, see
+//! [`crate::lexicon`]). The lexeme sequences of all fillings form a regular language; this
+//! module builds its minimal DFA directly, without enumerating lexings: a subset construction
+//! over (place, lexer configuration) states ([`build`]), then trimming and Hopcroft
+//! minimization ([`minimize`]). A lexeme may end inside a hole, start in one, or span holes and
+//! the chunks between them; it is admitted only where the lexeme's own automaton runs through
+//! the fixed bytes, so `whil□hile` is never one `while`.
+//!
+//! The configuration graph and hole summaries are cached in a [`HoleyLexer`] across calls, so
+//! the per-check work is proportional to the canvas text, not to the lexicon.
+
+mod build;
+pub mod config;
+mod minimize;
+
+use crate::canvas::HoleyText;
+use crate::grammar::Grammar;
+use crate::intersect::LexemeDfa;
+use crate::lexicon::{Lexicon, LexiconError};
+
+pub use config::{ConfigTable, TooLarge};
+
+/// Limits on the work of one lexing; exceeding one makes the check `unknown`.
+#[derive(Clone, Copy, Debug)]
+pub struct LexLimits {
+    /// Configurations (and hole sets) cached per grammar.
+    pub max_configs: usize,
+    /// Subset states explored for one canvas.
+    pub max_dfa_states: usize,
+}
+
+impl Default for LexLimits {
+    fn default() -> Self {
+        LexLimits {
+            max_configs: 200_000,
+            max_dfa_states: 500_000,
+        }
+    }
+}
+
+/// Builds lexeme DFAs for canvases of one grammar, caching the lexer's configuration graph.
+pub struct HoleyLexer {
+    lexicon: Lexicon,
+    table: ConfigTable,
+    min_cost: Vec<u32>,
+    limits: LexLimits,
+}
+
+impl HoleyLexer {
+    pub fn new(grammar: &Grammar, limits: LexLimits) -> Result<Self, LexiconError> {
+        let lexicon = Lexicon::new(grammar)?;
+        let min_cost = lexicon.shortest_lengths(grammar.terminals().len());
+        let table = ConfigTable::new(&lexicon, limits.max_configs);
+        Ok(HoleyLexer {
+            lexicon,
+            table,
+            min_cost,
+            limits,
+        })
+    }
+
+    pub fn lexicon(&self) -> &Lexicon {
+        &self.lexicon
+    }
+
+    /// The configuration table (for completion, which replays lexings byte by byte).
+    pub fn parts(&mut self) -> (&Lexicon, &mut ConfigTable) {
+        (&self.lexicon, &mut self.table)
+    }
+
+    /// The minimal DFA of all lexings of all fillings of `text`.
+    pub fn dfa(&mut self, text: &HoleyText) -> Result<LexemeDfa, TooLarge> {
+        let raw = build::determinize(
+            &self.lexicon,
+            &mut self.table,
+            text,
+            &self.min_cost,
+            self.limits.max_dfa_states,
+        )?;
+        Ok(minimize::minimize(&raw))
+    }
+
+    /// Number of distinct lexer configurations seen so far.
+    pub fn num_configs(&self) -> usize {
+        self.table.num_configs()
+    }
+}

@@ -1,0 +1,331 @@
+//! The dense lexer table: states × byte classes, with each state's winning lexemes.
+
+use regex_automata::dfa::{dense, Automaton, StartKind};
+use regex_automata::util::{start, syntax};
+use regex_automata::{Anchored, MatchKind};
+use smallvec::SmallVec;
+use thiserror::Error;
+
+use super::Lexeme;
+use crate::grammar::{Grammar, Pattern, Symbol, TerminalId};
+
+/// A state of the lexer table. [`DEAD`] is the state no continuation leaves.
+pub type StateId = u32;
+
+/// The dead state: no pattern matches any extension of the text read so far.
+pub const DEAD: StateId = 0;
+
+/// Upper bound on the memory regex-automata may use to build the lexer DFA.
+const DFA_SIZE_LIMIT: usize = 256 << 20;
+
+/// Why a grammar's terminals could not be compiled into a lexer.
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+pub enum LexiconError {
+    #[error("cannot compile the grammar's terminals into a lexer: {0}")]
+    Build(String),
+    #[error("the grammar has no terminals")]
+    NoTerminals,
+}
+
+/// The text of one complete lexing failure: no pattern matches at `offset`.
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+#[error("no terminal matches the text at byte {offset}")]
+pub struct LexError {
+    pub offset: usize,
+}
+
+/// All of a grammar's lexemes as one DFA over byte classes. See the [module docs](super).
+#[derive(Clone, Debug)]
+pub struct Lexicon {
+    classes: [u8; 256],
+    representatives: Vec<u8>,
+    num_classes: usize,
+    /// `trans[s * num_classes + c]`.
+    trans: Vec<StateId>,
+    winners: Vec<SmallVec<[Lexeme; 2]>>,
+    /// Some continuation of one or more bytes reaches a match.
+    extendable: Vec<bool>,
+    start: StateId,
+}
+
+/// One pattern of the lexer and how it ranks against others matching the same text.
+struct Entry {
+    regex: String,
+    lexeme: Lexeme,
+    rank: (i32, bool),
+}
+
+impl Lexicon {
+    /// Compiles the terminals that occur in `g`'s rules and its `%ignore` patterns.
+    pub fn new(g: &Grammar) -> Result<Lexicon, LexiconError> {
+        let entries = entries(g);
+        if entries.is_empty() {
+            return Err(LexiconError::NoTerminals);
+        }
+        let regexes: Vec<&str> = entries.iter().map(|e| e.regex.as_str()).collect();
+        let dfa = dense::Builder::new()
+            .configure(
+                dense::DFA::config()
+                    .match_kind(MatchKind::All)
+                    .start_kind(StartKind::Anchored)
+                    .dfa_size_limit(Some(DFA_SIZE_LIMIT))
+                    .determinize_size_limit(Some(DFA_SIZE_LIMIT)),
+            )
+            .syntax(syntax::Config::new())
+            .build_many(&regexes)
+            .map_err(|e| LexiconError::Build(e.to_string()))?;
+        let start = dfa
+            .start_state(&start::Config::new().anchored(Anchored::Yes))
+            .map_err(|e| LexiconError::Build(e.to_string()))?;
+        Ok(tabulate(&dfa, start, &entries))
+    }
+
+    pub fn start(&self) -> StateId {
+        self.start
+    }
+
+    pub fn num_states(&self) -> usize {
+        self.winners.len()
+    }
+
+    pub fn num_classes(&self) -> usize {
+        self.num_classes
+    }
+
+    #[inline]
+    pub fn class_of(&self, byte: u8) -> usize {
+        self.classes[byte as usize] as usize
+    }
+
+    /// One byte of each class, the smallest.
+    pub fn representatives(&self) -> &[u8] {
+        &self.representatives
+    }
+
+    #[inline]
+    pub fn next(&self, s: StateId, byte: u8) -> StateId {
+        self.trans[s as usize * self.num_classes + self.classes[byte as usize] as usize]
+    }
+
+    #[inline]
+    pub fn next_class(&self, s: StateId, class: usize) -> StateId {
+        self.trans[s as usize * self.num_classes + class]
+    }
+
+    /// The lexemes the text read so far would be, if the token ended here (empty: none).
+    #[inline]
+    pub fn winners(&self, s: StateId) -> &[Lexeme] {
+        &self.winners[s as usize]
+    }
+
+    /// Whether one or more further bytes can lead to a match (a longer token).
+    #[inline]
+    pub fn extendable(&self, s: StateId) -> bool {
+        self.extendable[s as usize]
+    }
+
+    /// Lexes a complete text: the tokens in order, each with its possible lexemes (skipped
+    /// text omitted; a token whose winners include both a skip and terminals keeps all).
+    pub fn lex(&self, text: &[u8]) -> Result<Vec<SmallVec<[Lexeme; 2]>>, LexError> {
+        let mut out = Vec::new();
+        let mut pos = 0;
+        while pos < text.len() {
+            let mut s = self.start;
+            let mut last = None;
+            for (i, &b) in text[pos..].iter().enumerate() {
+                s = self.next(s, b);
+                if s == DEAD {
+                    break;
+                }
+                if !self.winners(s).is_empty() {
+                    last = Some((pos + i + 1, s));
+                }
+            }
+            let (end, state) = last.ok_or(LexError { offset: pos })?;
+            let w = self.winners(state);
+            if w != [Lexeme::Skip] {
+                out.push(w.iter().copied().collect());
+            }
+            pos = end;
+        }
+        Ok(out)
+    }
+}
+
+/// The lexer's patterns: terminals used by some rule, then ignored ones.
+fn entries(g: &Grammar) -> Vec<Entry> {
+    let mut used = vec![false; g.terminals().len()];
+    for r in g.rules() {
+        for s in &r.rhs {
+            if let Symbol::T(t) = *s {
+                used[t.index()] = true;
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for (i, t) in g.terminals().iter().enumerate() {
+        let literal = matches!(t.pattern, Pattern::Literal(_));
+        let id = TerminalId(i as u32);
+        if used[i] {
+            out.push(Entry {
+                regex: t.pattern.to_regex(),
+                lexeme: Lexeme::Terminal(id),
+                rank: (t.priority, literal),
+            });
+        }
+        if g.ignored().contains(&id) {
+            out.push(Entry {
+                regex: t.pattern.to_regex(),
+                lexeme: Lexeme::Skip,
+                rank: (t.priority, literal),
+            });
+        }
+    }
+    out
+}
+
+/// Explores the regex-automata DFA from `start` and copies it into a dense table over its
+/// byte classes, with state 0 as the dead state.
+fn tabulate(
+    dfa: &dense::DFA<Vec<u32>>,
+    start: regex_automata::util::primitives::StateID,
+    entries: &[Entry],
+) -> Lexicon {
+    let bc = dfa.byte_classes();
+    let mut classes = [0u8; 256];
+    let mut representatives = Vec::new();
+    for b in 0..=255u8 {
+        let c = bc.get(b);
+        classes[b as usize] = c;
+        if c as usize == representatives.len() {
+            representatives.push(b);
+        }
+    }
+    let num_classes = representatives.len();
+    let mut ids = hashbrown::HashMap::new();
+    let mut order = vec![None, Some(start)];
+    ids.insert(start, 1u32);
+    let mut trans = vec![DEAD; 2 * num_classes];
+    let mut i = 1;
+    while i < order.len() {
+        let s = order[i].expect("only the dead slot is None");
+        for (c, &b) in representatives.iter().enumerate() {
+            let n = dfa.next_state(s, b);
+            let id = if dfa.is_dead_state(n) || dfa.is_quit_state(n) {
+                DEAD
+            } else {
+                *ids.entry(n).or_insert_with(|| {
+                    order.push(Some(n));
+                    trans.extend(std::iter::repeat_n(DEAD, num_classes));
+                    order.len() as u32 - 1
+                })
+            };
+            trans[i * num_classes + c] = id;
+        }
+        i += 1;
+    }
+    let winners: Vec<SmallVec<[Lexeme; 2]>> = order
+        .iter()
+        .map(|s| match s {
+            None => SmallVec::new(),
+            Some(s) => winners_at(dfa, *s, entries),
+        })
+        .collect();
+    let extendable = extendable(&trans, num_classes, &winners);
+    Lexicon {
+        classes,
+        representatives,
+        num_classes,
+        trans,
+        winners,
+        extendable,
+        start: 1,
+    }
+}
+
+/// The winning lexemes if the token ends at `s`.
+fn winners_at(
+    dfa: &dense::DFA<Vec<u32>>,
+    s: regex_automata::util::primitives::StateID,
+    entries: &[Entry],
+) -> SmallVec<[Lexeme; 2]> {
+    let eoi = dfa.next_eoi_state(s);
+    if !dfa.is_match_state(eoi) {
+        return SmallVec::new();
+    }
+    let matched: Vec<&Entry> = (0..dfa.match_len(eoi))
+        .map(|i| &entries[dfa.match_pattern(eoi, i).as_usize()])
+        .collect();
+    let best = matched
+        .iter()
+        .map(|e| e.rank)
+        .max()
+        .expect("a match state matches");
+    let mut w: SmallVec<[Lexeme; 2]> = matched
+        .iter()
+        .filter(|e| e.rank == best)
+        .map(|e| e.lexeme)
+        .collect();
+    w.sort();
+    w.dedup();
+    w
+}
+
+/// `extendable[s]`: some successor of `s` reaches a state with winners.
+fn extendable(trans: &[StateId], k: usize, winners: &[SmallVec<[Lexeme; 2]>]) -> Vec<bool> {
+    let n = winners.len();
+    let mut preds: Vec<Vec<u32>> = vec![Vec::new(); n];
+    for s in 1..n {
+        for c in 0..k {
+            let t = trans[s * k + c];
+            if t != DEAD {
+                preds[t as usize].push(s as u32);
+            }
+        }
+    }
+    // reach[s]: s itself or a successor has winners.
+    let mut reach: Vec<bool> = winners.iter().map(|w| !w.is_empty()).collect();
+    let mut stack: Vec<u32> = (0..n as u32).filter(|&s| reach[s as usize]).collect();
+    while let Some(s) = stack.pop() {
+        for &p in &preds[s as usize] {
+            if !reach[p as usize] {
+                reach[p as usize] = true;
+                stack.push(p);
+            }
+        }
+    }
+    (0..n)
+        .map(|s| {
+            s != 0 && (0..k).any(|c| reach[trans[s * k + c] as usize] && trans[s * k + c] != DEAD)
+        })
+        .collect()
+}
+
+impl Lexicon {
+    /// For each terminal id below `num_terminals`, the length of its shortest lexeme (by a
+    /// breadth-first walk of the table; `u32::MAX` for terminals that never win).
+    pub fn shortest_lengths(&self, num_terminals: usize) -> Vec<u32> {
+        let mut best = vec![u32::MAX; num_terminals];
+        let mut depth = vec![u32::MAX; self.num_states()];
+        let mut queue = std::collections::VecDeque::from([self.start]);
+        depth[self.start as usize] = 0;
+        while let Some(s) = queue.pop_front() {
+            let d = depth[s as usize];
+            for &l in self.winners(s) {
+                if let Lexeme::Terminal(t) = l {
+                    if t.index() < num_terminals && best[t.index()] == u32::MAX {
+                        best[t.index()] = d;
+                    }
+                }
+            }
+            for c in 0..self.num_classes {
+                let n = self.next_class(s, c);
+                if n != DEAD && depth[n as usize] == u32::MAX {
+                    depth[n as usize] = d + 1;
+                    queue.push_back(n);
+                }
+            }
+        }
+        best
+    }
+}
