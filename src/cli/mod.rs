@@ -1,5 +1,6 @@
 //! The `lacuna` command: one file per subcommand, this file only dispatches.
 
+mod check;
 mod grammar;
 
 use std::process::ExitCode;
@@ -16,6 +17,8 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
+    /// Check canvases (JSON lines) for completability; print verdicts (JSON lines).
+    Check(check::CheckArgs),
     /// Inspect grammars: sizes before and after normalization, rules.
     #[command(subcommand)]
     Grammar(grammar::GrammarCommand),
@@ -25,10 +28,12 @@ enum Command {
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Grammar(cmd) => grammar::run(cmd),
+        Command::Check(args) => check::run(args),
+        Command::Grammar(cmd) => grammar::run(cmd).map(|()| true).map_err(|e| e.to_string()),
     };
     match result {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
         Err(e) => {
             eprintln!("lacuna: {e}");
             ExitCode::FAILURE
