@@ -22,7 +22,10 @@ fn load_workload() -> Vec<(String, Group)> {
         let key = format!("{}_{}holes", v["family"].as_str().unwrap(), v["holes"]);
         let parsed = parse_canvas_line(line).unwrap();
         let spec = parsed.grammar.unwrap();
-        let g = groups.entry(key).or_insert_with(|| Group { spec: spec.clone(), canvases: vec![] });
+        let g = groups.entry(key).or_insert_with(|| Group {
+            spec: spec.clone(),
+            canvases: vec![],
+        });
         if g.spec == spec {
             g.canvases.push(parsed.canvas);
         }
@@ -46,7 +49,11 @@ fn workload(c: &mut Criterion) {
                 }
             },
         };
-        eprintln!("{name}: {} canvases per iteration ({})", g.canvases.len(), g.spec);
+        eprintln!(
+            "{name}: {} canvases per iteration ({})",
+            g.canvases.len(),
+            g.spec
+        );
         group.bench_function(&name, |b| {
             b.iter(|| {
                 for canvas in &g.canvases {

@@ -60,7 +60,9 @@ struct Summary {
 pub fn run(args: CheckArgs) -> Result<bool, String> {
     let input: Box<dyn Read> = match args.file.as_deref() {
         None | Some("-") => Box::new(std::io::stdin()),
-        Some(path) => Box::new(std::fs::File::open(path).map_err(|e| format!("cannot open {path}: {e}"))?),
+        Some(path) => {
+            Box::new(std::fs::File::open(path).map_err(|e| format!("cannot open {path}: {e}"))?)
+        }
     };
     let mut checkers: HashMap<String, Checker> = HashMap::new();
     let mut summary = Summary::default();
@@ -75,7 +77,11 @@ pub fn run(args: CheckArgs) -> Result<bool, String> {
             Ok(v) => v,
             Err((id, error)) => {
                 summary.errors += 1;
-                serde_json::to_string(&ErrorLine { id: &id, line: n + 1, error })
+                serde_json::to_string(&ErrorLine {
+                    id: &id,
+                    line: n + 1,
+                    error,
+                })
             }
         }
         .expect("verdicts serialize");
@@ -94,13 +100,19 @@ fn check_line(
     line: &[u8],
     summary: &mut Summary,
 ) -> Result<serde_json::Result<String>, (Value, String)> {
-    let text = std::str::from_utf8(line).map_err(|e| (Value::Null, format!("invalid UTF-8: {e}")))?;
+    let text =
+        std::str::from_utf8(line).map_err(|e| (Value::Null, format!("invalid UTF-8: {e}")))?;
     let parsed = parse_canvas_line(text).map_err(|e| (Value::Null, e.to_string()))?;
     let spec = parsed
         .grammar
         .as_deref()
         .or(args.grammar.as_deref())
-        .ok_or_else(|| (parsed.id.clone(), "no grammar: give --grammar or a \"grammar\" field".to_string()))?;
+        .ok_or_else(|| {
+            (
+                parsed.id.clone(),
+                "no grammar: give --grammar or a \"grammar\" field".to_string(),
+            )
+        })?;
     if !checkers.contains_key(spec) {
         let checker = Checker::from_spec(spec).map_err(|e| (parsed.id.clone(), e.to_string()))?;
         checkers.insert(spec.to_string(), checker);

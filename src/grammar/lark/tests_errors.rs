@@ -235,6 +235,9 @@ fn bad_regexes_name_their_terminal() {
         &["e.lark:1:8", "backreference"],
     );
     invalid_pattern("start: A\nA: /a[/", "A", &["unterminated character class"]);
+    // Anchors and word boundaries mean nothing inside one lexeme.
+    invalid_pattern("start: A\nA: /a$/m", "A", &["look-around"]);
+    invalid_pattern("start: A\nA: /\\bword/", "A", &["look-around"]);
     invalid_pattern("start: A\nA: /a)(b/ \"c\"", "A", &["e.lark:2:4"]);
     invalid_pattern(
         "start: \"a\"\n%ignore /(?=x)/",

@@ -1,0 +1,103 @@
+//! The `lacuna` binary as a user runs it: `check` over canvas JSON lines (verdicts, completions,
+//! per-line errors, stats) and `grammar stats`.
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+fn lacuna(args: &[&str], stdin: &str) -> (String, String, bool) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_lacuna"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    (
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+        out.status.success(),
+    )
+}
+
+fn lines(stdout: &str) -> Vec<serde_json::Value> {
+    stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn check_reads_canvases_and_writes_verdicts() {
+    let input = concat!(
+        r#"{"id": "a1", "canvas": ["{\"na", "me\": ", null, null, ", \"age\": 3", null, {"eos": true}, {"eos": true}]}"#,
+        "\n",
+        r#"{"id": "a2", "canvas": ["{\"a\": ", "}", {"eos": true}]}"#,
+        "\n",
+        r#"{"id": 3, "canvas": ["[1, ", null, "]"]}"#,
+        "\n",
+    );
+    let (stdout, _, ok) = lacuna(&["check", "--grammar", "json", "--complete"], input);
+    assert!(ok);
+    let v = lines(&stdout);
+    assert_eq!(v.len(), 3);
+    assert_eq!(v[0]["id"], "a1");
+    assert_eq!(v[0]["verdict"], "completable");
+    let completion = v[0]["completion"].as_str().unwrap();
+    assert!(completion.starts_with("{\"name\": ") && completion.contains(", \"age\": 3"));
+    serde_json::from_str::<serde_json::Value>(completion).expect("the completion is JSON");
+    assert_eq!(v[1]["verdict"], "not_completable");
+    assert!(v[1].get("completion").is_none());
+    assert_eq!(v[2]["id"], 3);
+    assert_eq!(v[2]["verdict"], "completable");
+    assert!(v[2]["dfa_states"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn bad_lines_get_errors_and_the_run_goes_on() {
+    let input = concat!(
+        "{not json\n",
+        r#"{"id": "x", "grammar": "nosuchgrammar", "canvas": ["1"]}"#,
+        "\n",
+        r#"{"id": "y", "canvas": ["1", 5]}"#,
+        "\n",
+        r#"{"id": "z", "canvas": ["[1]"]}"#,
+        "\n",
+    );
+    let (stdout, _, ok) = lacuna(&["check", "--grammar", "json"], input);
+    assert!(!ok, "errors make the exit status non-zero");
+    let v = lines(&stdout);
+    assert_eq!(v.len(), 4);
+    assert_eq!(v[0]["line"], 1);
+    assert!(v[0]["error"].as_str().unwrap().contains("JSON"));
+    assert!(v[1]["error"].as_str().unwrap().contains("nosuchgrammar"));
+    assert!(v[2]["error"].as_str().unwrap().contains("canvas[1]"));
+    assert_eq!(v[3]["verdict"], "completable");
+}
+
+#[test]
+fn stats_summarize_the_run() {
+    let input = r#"{"id": 1, "canvas": ["[", null, "]"]}"#.to_string() + "\n";
+    let (_, stderr, ok) = lacuna(&["check", "--grammar", "json", "--stats"], &input);
+    assert!(ok);
+    assert!(stderr.contains("median"), "{stderr}");
+    assert!(stderr.contains("completable 1"), "{stderr}");
+}
+
+#[test]
+fn grammar_stats_reports_sizes_as_json() {
+    let (stdout, _, ok) = lacuna(&["grammar", "stats", "json", "--json"], "");
+    assert!(ok);
+    let v: serde_json::Value = serde_json::from_str(stdout.trim()).unwrap();
+    assert!(v["raw"]["productions"].as_u64().unwrap() > 5);
+    assert!(v["normalized"]["nonterminals"].as_u64().unwrap() > 0);
+    let (_, stderr, ok) = lacuna(&["grammar", "stats", "nosuch"], "");
+    assert!(!ok);
+    assert!(stderr.contains("unknown grammar spec"), "{stderr}");
+}
