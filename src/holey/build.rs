@@ -19,7 +19,8 @@ use crate::canvas::HoleyText;
 use crate::grammar::TerminalId;
 use crate::lexicon::{Lexeme, Lexicon};
 
-/// A subset state: emitting chunk members `(place, config)`, hole members `(hole, set)`.
+/// A subset state: emitting chunk members `(place, config)`, hole members `(hole, set)` (a
+/// hole may hold several sets: their union is meant).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
 struct Kernel {
     chunk: SmallVec<[(u32, ConfigId); 4]>,
@@ -69,6 +70,7 @@ pub fn determinize(
         lx,
         table,
         places: &places,
+        flows: HashMap::new(),
     };
     let first = builder.closure(vec![(0, builder.table.start())], Vec::new())?;
     let mut ids: HashMap<Kernel, u32> = HashMap::new();
@@ -81,6 +83,17 @@ pub fn determinize(
     let mut i = 0;
     while i < kernels.len() {
         let kernel = kernels[i].clone();
+        if std::env::var("LACUNA_DEBUG").is_ok() {
+            eprintln!(
+                "kernel {i}: {} chunk members, holes {:?}",
+                kernel.chunk.len(),
+                kernel
+                    .holes
+                    .iter()
+                    .map(|&(k, h)| (k, h, builder.table.hole_set(h).len()))
+                    .collect::<Vec<_>>()
+            );
+        }
         out.accepting.push(kernel.accepting);
         let mut edges = Vec::new();
         for (t, hole_involved, target) in builder.moves(&kernel)? {
@@ -116,6 +129,7 @@ struct Builder<'a, 't> {
     lx: &'a Lexicon,
     table: &'a mut ConfigTable,
     places: &'a Places<'t>,
+    flows: HashMap<(u32, HoleSetId), Flow>,
 }
 
 impl Builder<'_, '_> {
@@ -147,63 +161,128 @@ impl Builder<'_, '_> {
     }
 
     /// The ε-closure (bytes and skipped tokens) of chunk members and hole members, as a kernel.
-    /// Places are processed chunk by chunk, left to right: bytes only move forward.
+    /// Chunk members walk forward through their chunk; whatever reaches the chunk's end enters
+    /// the next hole; a hole member's flow through the chunks after it is memoized per check.
     fn closure(
         &mut self,
-        mut chunk_seeds: Vec<(u32, ConfigId)>,
+        chunk_seeds: Vec<(u32, ConfigId)>,
         hole_seeds: Vec<(u32, HoleSetId)>,
     ) -> Result<Kernel, TooLarge> {
-        let text = self.places.text;
-        let n = text.chunks.len();
         let mut kernel = Kernel::default();
-        // Seeds per chunk (members at a place) and per hole (configurations entering it).
-        let mut per_chunk: Vec<Vec<(u32, ConfigId)>> = vec![Vec::new(); n];
-        for (p, c) in chunk_seeds.drain(..) {
-            per_chunk[self.places.chunk_of(p)].push((p, c));
+        let mut walk = Walk::default();
+        for (p, c) in chunk_seeds {
+            self.walk_chunk(self.places.chunk_of(p), p, c, &mut walk)?;
         }
-        let mut hole_entry: Vec<Vec<ConfigId>> = vec![Vec::new(); n.saturating_sub(1)];
-        for (hole, h) in hole_seeds {
-            hole_entry[hole as usize].extend_from_slice(self.table.hole_set(h));
+        let mut holes = hole_seeds;
+        for (k, entry) in walk.entries.drain() {
+            holes.push((k, self.table.hole_closure(self.lx, &entry)?));
         }
-        for k in 0..n {
-            let end = self.places.base[k] + text.chunks[k].len() as u32;
-            let mut seen: hashbrown::HashSet<(u32, ConfigId)> = hashbrown::HashSet::new();
-            let mut stack = std::mem::take(&mut per_chunk[k]);
-            while let Some((p, c)) = stack.pop() {
-                if !seen.insert((p, c)) {
-                    continue;
-                }
-                let mut emits_terminal = false;
-                for &(l, next) in self.table.emits(self.lx, c)? {
-                    match l {
-                        Lexeme::Skip => stack.push((p, next)),
-                        Lexeme::Terminal(_) => emits_terminal = true,
-                    }
-                }
-                if emits_terminal {
-                    kernel.chunk.push((p, c));
-                }
-                if p < end {
-                    let byte = text.chunks[k][(p - self.places.base[k]) as usize];
-                    let next = self.table.step(self.lx, c, self.lx.class_of(byte))?;
-                    if next != DEAD_CONFIG {
-                        stack.push((p + 1, next));
-                    }
-                } else if k + 1 < n {
-                    hole_entry[k].push(c);
-                } else if self.table.at_boundary(self.lx, c) {
-                    kernel.accepting = true;
+        kernel.chunk = walk.members;
+        kernel.accepting = walk.accepting;
+        // Follow every hole member's flow, transitively; each flow is computed once per check.
+        let mut i = 0;
+        while i < holes.len() {
+            let (k, h) = holes[i];
+            let flow = self.flow(k, h)?;
+            kernel.chunk.extend_from_slice(&flow.members);
+            kernel.accepting |= flow.accepting;
+            if let Some(next) = flow.next {
+                if !holes.contains(&next) {
+                    holes.push(next);
                 }
             }
-            if k + 1 < n && !hole_entry[k].is_empty() {
-                let h = self.table.hole_closure(self.lx, &hole_entry[k])?;
-                kernel.holes.push((k as u32, h));
-                let next_base = self.places.base[k + 1];
-                per_chunk[k + 1].extend(self.table.hole_set(h).iter().map(|&c| (next_base, c)));
-            }
+            i += 1;
         }
+        holes.sort_unstable();
+        holes.dedup();
+        kernel.holes = holes.into_iter().collect();
         kernel.chunk.sort_unstable();
         kernel.chunk.dedup();
         Ok(kernel)
     }
+
+    /// What the members of hole set `h` in hole `k` reach in chunk `k + 1`: its emitting
+    /// members, acceptance, and the hole set they enter in hole `k + 1`.
+    fn flow(&mut self, k: u32, h: HoleSetId) -> Result<Flow, TooLarge> {
+        if let Some(f) = self.flows.get(&(k, h)) {
+            return Ok(f.clone());
+        }
+        let chunk = k as usize + 1;
+        let base = self.places.base[chunk];
+        let mut walk = Walk::default();
+        for i in 0..self.table.hole_set(h).len() {
+            let c = self.table.hole_set(h)[i];
+            self.walk_chunk(chunk, base, c, &mut walk)?;
+        }
+        let next = match walk.entries.remove(&(chunk as u32)) {
+            Some(entry) => Some((chunk as u32, self.table.hole_closure(self.lx, &entry)?)),
+            None => None,
+        };
+        let flow = Flow {
+            members: walk.members,
+            accepting: walk.accepting,
+            next,
+        };
+        self.flows.insert((k, h), flow.clone());
+        Ok(flow)
+    }
+
+    /// Walks configuration `c` from place `p` to the end of chunk `k` (or its death), recording
+    /// emitting members, configurations entering hole `k`, and acceptance at the text's end.
+    fn walk_chunk(
+        &mut self,
+        k: usize,
+        p: u32,
+        c: ConfigId,
+        walk: &mut Walk,
+    ) -> Result<(), TooLarge> {
+        let text = self.places.text;
+        let end = self.places.base[k] + text.chunks[k].len() as u32;
+        let mut stack = vec![(p, c)];
+        while let Some((p, c)) = stack.pop() {
+            if !walk.seen.insert((p, c)) {
+                continue;
+            }
+            let mut emits_terminal = false;
+            for &(l, next) in self.table.emits(self.lx, c)? {
+                match l {
+                    Lexeme::Skip => stack.push((p, next)),
+                    Lexeme::Terminal(_) => emits_terminal = true,
+                }
+            }
+            if emits_terminal {
+                walk.members.push((p, c));
+            }
+            if p < end {
+                let byte = text.chunks[k][(p - self.places.base[k]) as usize];
+                let next = self.table.step(self.lx, c, self.lx.class_of(byte))?;
+                if next != DEAD_CONFIG {
+                    stack.push((p + 1, next));
+                }
+            } else if k + 1 < text.chunks.len() {
+                walk.entries.entry(k as u32).or_default().push(c);
+            } else if self.table.at_boundary(self.lx, c) {
+                walk.accepting = true;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What a set of walks through chunks found.
+#[derive(Default)]
+struct Walk {
+    seen: hashbrown::HashSet<(u32, ConfigId)>,
+    members: SmallVec<[(u32, ConfigId); 4]>,
+    /// Per hole: configurations entering it.
+    entries: HashMap<u32, Vec<ConfigId>>,
+    accepting: bool,
+}
+
+/// A hole set's flow into the following chunk.
+#[derive(Clone)]
+struct Flow {
+    members: SmallVec<[(u32, ConfigId); 4]>,
+    accepting: bool,
+    next: Option<(u32, HoleSetId)>,
 }
