@@ -6,10 +6,13 @@
 //! configuration whose token can end emits a lexeme without moving. So the subset construction
 //! treats bytes as ε-moves and lexemes as the alphabet.
 //!
-//! A subset is identified by its *kernel*: the members that can emit a terminal (chunk members
-//! with winners, and hole sets) plus whether it accepts. Members that only pass bytes along
-//! are left out: they have no moves of their own, and keeping them would make every subset as
-//! long as the chunk it crosses.
+//! A subset is identified by its *kernel*: the hole sets it holds, the members that can emit a
+//! terminal (a chunk place with a configuration that has winners) and whether it accepts.
+//! Members that only pass bytes along are left out, and so are members *implied* by a hole set:
+//! once a subset may still be inside hole k with set h, it also holds everything h reaches in
+//! the chunk after the hole (its *flow*). Flows, their moves, and walks from a member through
+//! its chunk are memoized per check, so each kernel costs work in proportion to its explicit
+//! part, not to the text it spans.
 
 use hashbrown::HashMap;
 use smallvec::SmallVec;
@@ -19,12 +22,13 @@ use crate::canvas::HoleyText;
 use crate::grammar::TerminalId;
 use crate::lexicon::{Lexeme, Lexicon};
 
-/// A subset state: emitting chunk members `(place, config)`, hole members `(hole, set)` (a
-/// hole may hold several sets: their union is meant).
+/// A subset state: hole members `(hole, set)` (a hole may hold several sets: their union is
+/// meant), explicit chunk members `(place, config)` not implied by a hole member's flow, and
+/// whether the subset accepts.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
 struct Kernel {
-    chunk: SmallVec<[(u32, ConfigId); 4]>,
     holes: SmallVec<[(u32, HoleSetId); 2]>,
+    chunk: SmallVec<[(u32, ConfigId); 4]>,
     accepting: bool,
 }
 
@@ -70,9 +74,11 @@ pub fn determinize(
         lx,
         table,
         places: &places,
+        walks: HashMap::new(),
         flows: HashMap::new(),
+        flow_moves: HashMap::new(),
     };
-    let first = builder.closure(vec![(0, builder.table.start())], Vec::new())?;
+    let first = builder.closure(&[(0, builder.table.start())], Vec::new())?;
     let mut ids: HashMap<Kernel, u32> = HashMap::new();
     let mut kernels = vec![first.clone()];
     ids.insert(first, 0);
@@ -83,20 +89,9 @@ pub fn determinize(
     let mut i = 0;
     while i < kernels.len() {
         let kernel = kernels[i].clone();
-        if std::env::var("LACUNA_DEBUG").is_ok() {
-            eprintln!(
-                "kernel {i}: {} chunk members, holes {:?}",
-                kernel.chunk.len(),
-                kernel
-                    .holes
-                    .iter()
-                    .map(|&(k, h)| (k, h, builder.table.hole_set(h).len()))
-                    .collect::<Vec<_>>()
-            );
-        }
         out.accepting.push(kernel.accepting);
         let mut edges = Vec::new();
-        for (t, hole_involved, target) in builder.moves(&kernel)? {
+        for (t, hole_only, target) in builder.moves(&kernel)? {
             let id = match ids.get(&target) {
                 Some(&id) => id,
                 None => {
@@ -109,11 +104,7 @@ pub fn determinize(
                     id
                 }
             };
-            let cost = if hole_involved {
-                min_cost[t.index()]
-            } else {
-                0
-            };
+            let cost = if hole_only { min_cost[t.index()] } else { 0 };
             edges.push((t, cost, id));
         }
         out.edges.push(edges);
@@ -122,70 +113,111 @@ pub fn determinize(
     Ok(out)
 }
 
-/// The targets of one terminal's move: whether a hole emitted it, chunk and hole members.
-type Targets = (bool, Vec<(u32, ConfigId)>, Vec<(u32, HoleSetId)>);
+/// What walking from some members through their chunks found.
+#[derive(Default, Clone)]
+struct Walk {
+    /// Emitting members met, sorted.
+    members: Vec<(u32, ConfigId)>,
+    /// Configurations reaching the end of a chunk followed by a hole: `(hole, config)`.
+    entries: Vec<(u32, ConfigId)>,
+    /// Some configuration reached the end of the text at a token boundary.
+    accepting: bool,
+}
+
+/// A hole set's flow into the following chunk: what its members reach there, and the hole
+/// set they enter in the next hole.
+#[derive(Clone)]
+struct Flow {
+    members: Vec<(u32, ConfigId)>,
+    accepting: bool,
+    next: Option<(u32, HoleSetId)>,
+}
+
+/// The emission targets of a set of members, by terminal.
+type MovesByTerminal = Vec<(TerminalId, Vec<(u32, ConfigId)>)>;
 
 struct Builder<'a, 't> {
     lx: &'a Lexicon,
     table: &'a mut ConfigTable,
     places: &'a Places<'t>,
+    walks: HashMap<(u32, ConfigId), Walk>,
     flows: HashMap<(u32, HoleSetId), Flow>,
+    flow_moves: HashMap<(u32, HoleSetId), std::rc::Rc<MovesByTerminal>>,
+}
+
+/// The targets of one terminal's move: whether only a hole set emitted it, chunk and hole
+/// members.
+#[derive(Default)]
+struct Targets {
+    from_chunk: bool,
+    chunk: Vec<(u32, ConfigId)>,
+    holes: Vec<(u32, HoleSetId)>,
 }
 
 impl Builder<'_, '_> {
-    /// The labelled moves of a kernel: for each terminal, whether a hole set emitted it, and the
-    /// closure of the targets.
+    /// The labelled moves of a kernel: for each terminal, whether only a hole set emitted it,
+    /// and the closure of the targets.
     fn moves(&mut self, k: &Kernel) -> Result<Vec<(TerminalId, bool, Kernel)>, TooLarge> {
         let mut by_terminal: HashMap<TerminalId, Targets> = HashMap::new();
         for &(place, c) in &k.chunk {
             for &(l, n) in self.table.emits(self.lx, c)? {
                 if let Lexeme::Terminal(t) = l {
-                    by_terminal.entry(t).or_default().1.push((place, n));
+                    let e = by_terminal.entry(t).or_default();
+                    e.from_chunk = true;
+                    e.chunk.push((place, n));
                 }
             }
         }
         for &(hole, h) in &k.holes {
             for &(t, h2) in self.table.hole_moves(self.lx, h)? {
-                let e = by_terminal.entry(t).or_default();
-                e.0 = true;
-                e.2.push((hole, h2));
+                by_terminal.entry(t).or_default().holes.push((hole, h2));
+            }
+            let flow_moves = self.flow_moves(hole, h)?;
+            for (t, targets) in flow_moves.iter() {
+                let e = by_terminal.entry(*t).or_default();
+                e.from_chunk = true;
+                e.chunk.extend_from_slice(targets);
             }
         }
         let mut out = Vec::with_capacity(by_terminal.len());
-        for (t, (hole, chunk, holes)) in by_terminal {
-            let chunk_only = !chunk.is_empty();
-            out.push((t, hole && !chunk_only, self.closure(chunk, holes)?));
+        for (t, mut targets) in by_terminal {
+            targets.chunk.sort_unstable();
+            targets.chunk.dedup();
+            let kernel = self.closure(&targets.chunk, targets.holes)?;
+            out.push((t, !targets.from_chunk, kernel));
         }
         out.sort_unstable_by_key(|(t, _, _)| *t);
         Ok(out)
     }
 
     /// The ε-closure (bytes and skipped tokens) of chunk members and hole members, as a kernel.
-    /// Chunk members walk forward through their chunk; whatever reaches the chunk's end enters
-    /// the next hole; a hole member's flow through the chunks after it is memoized per check.
     fn closure(
         &mut self,
-        chunk_seeds: Vec<(u32, ConfigId)>,
+        chunk_seeds: &[(u32, ConfigId)],
         hole_seeds: Vec<(u32, HoleSetId)>,
     ) -> Result<Kernel, TooLarge> {
-        let mut kernel = Kernel::default();
-        let mut walk = Walk::default();
-        for (p, c) in chunk_seeds {
-            self.walk_chunk(self.places.chunk_of(p), p, c, &mut walk)?;
+        let mut members: Vec<(u32, ConfigId)> = Vec::new();
+        let mut entries: Vec<(u32, ConfigId)> = Vec::new();
+        let mut accepting = false;
+        for &(p, c) in chunk_seeds {
+            let w = self.walk(p, c)?;
+            members.extend_from_slice(&w.members);
+            entries.extend_from_slice(&w.entries);
+            accepting |= w.accepting;
         }
         let mut holes = hole_seeds;
-        for (k, entry) in walk.entries.drain() {
-            holes.push((k, self.table.hole_closure(self.lx, &entry)?));
+        entries.sort_unstable();
+        entries.dedup();
+        for group in entries.chunk_by(|a, b| a.0 == b.0) {
+            let configs: Vec<ConfigId> = group.iter().map(|&(_, c)| c).collect();
+            holes.push((group[0].0, self.table.hole_closure(self.lx, &configs)?));
         }
-        kernel.chunk = walk.members;
-        kernel.accepting = walk.accepting;
-        // Follow every hole member's flow, transitively; each flow is computed once per check.
+        // Follow every hole member's flow, transitively.
         let mut i = 0;
         while i < holes.len() {
             let (k, h) = holes[i];
             let flow = self.flow(k, h)?;
-            kernel.chunk.extend_from_slice(&flow.members);
-            kernel.accepting |= flow.accepting;
+            accepting |= flow.accepting;
             if let Some(next) = flow.next {
                 if !holes.contains(&next) {
                     holes.push(next);
@@ -195,40 +227,93 @@ impl Builder<'_, '_> {
         }
         holes.sort_unstable();
         holes.dedup();
-        kernel.holes = holes.into_iter().collect();
-        kernel.chunk.sort_unstable();
-        kernel.chunk.dedup();
-        Ok(kernel)
+        members.sort_unstable();
+        members.dedup();
+        let implied = |m: &(u32, ConfigId), flows: &HashMap<(u32, HoleSetId), Flow>| {
+            holes
+                .iter()
+                .any(|kh| flows[kh].members.binary_search(m).is_ok())
+        };
+        let chunk = members
+            .into_iter()
+            .filter(|m| !implied(m, &self.flows))
+            .collect();
+        Ok(Kernel {
+            holes: holes.into_iter().collect(),
+            chunk,
+            accepting,
+        })
     }
 
-    /// What the members of hole set `h` in hole `k` reach in chunk `k + 1`: its emitting
-    /// members, acceptance, and the hole set they enter in hole `k + 1`.
-    fn flow(&mut self, k: u32, h: HoleSetId) -> Result<Flow, TooLarge> {
-        if let Some(f) = self.flows.get(&(k, h)) {
-            return Ok(f.clone());
+    /// What the members of hole set `h` in hole `k` reach in chunk `k + 1`.
+    fn flow(&mut self, k: u32, h: HoleSetId) -> Result<&Flow, TooLarge> {
+        if !self.flows.contains_key(&(k, h)) {
+            let chunk = k as usize + 1;
+            let base = self.places.base[chunk];
+            let mut walk = Walk::default();
+            for i in 0..self.table.hole_set(h).len() {
+                let c = self.table.hole_set(h)[i];
+                self.walk_chunk(chunk, base, c, &mut walk)?;
+            }
+            walk.members.sort_unstable();
+            walk.members.dedup();
+            let configs: Vec<ConfigId> = walk.entries.iter().map(|&(_, c)| c).collect();
+            let next = if configs.is_empty() {
+                None
+            } else {
+                Some((chunk as u32, self.table.hole_closure(self.lx, &configs)?))
+            };
+            let flow = Flow {
+                members: walk.members,
+                accepting: walk.accepting,
+                next,
+            };
+            self.flows.insert((k, h), flow);
         }
-        let chunk = k as usize + 1;
-        let base = self.places.base[chunk];
-        let mut walk = Walk::default();
-        for i in 0..self.table.hole_set(h).len() {
-            let c = self.table.hole_set(h)[i];
-            self.walk_chunk(chunk, base, c, &mut walk)?;
+        Ok(&self.flows[&(k, h)])
+    }
+
+    /// The emission targets of the members of `flow(k, h)`, by terminal.
+    fn flow_moves(
+        &mut self,
+        k: u32,
+        h: HoleSetId,
+    ) -> Result<std::rc::Rc<MovesByTerminal>, TooLarge> {
+        if let Some(m) = self.flow_moves.get(&(k, h)) {
+            return Ok(m.clone());
         }
-        let next = match walk.entries.remove(&(chunk as u32)) {
-            Some(entry) => Some((chunk as u32, self.table.hole_closure(self.lx, &entry)?)),
-            None => None,
-        };
-        let flow = Flow {
-            members: walk.members,
-            accepting: walk.accepting,
-            next,
-        };
-        self.flows.insert((k, h), flow.clone());
-        Ok(flow)
+        let members = self.flow(k, h)?.members.clone();
+        let mut by_terminal: HashMap<TerminalId, Vec<(u32, ConfigId)>> = HashMap::new();
+        for (place, c) in members {
+            for &(l, n) in self.table.emits(self.lx, c)? {
+                if let Lexeme::Terminal(t) = l {
+                    by_terminal.entry(t).or_default().push((place, n));
+                }
+            }
+        }
+        let mut moves: MovesByTerminal = by_terminal.into_iter().collect();
+        moves.sort_unstable_by_key(|(t, _)| *t);
+        let moves = std::rc::Rc::new(moves);
+        self.flow_moves.insert((k, h), moves.clone());
+        Ok(moves)
+    }
+
+    /// The walk from one member through its chunk, memoized.
+    fn walk(&mut self, p: u32, c: ConfigId) -> Result<&Walk, TooLarge> {
+        if !self.walks.contains_key(&(p, c)) {
+            let mut walk = Walk::default();
+            self.walk_chunk(self.places.chunk_of(p), p, c, &mut walk)?;
+            walk.members.sort_unstable();
+            walk.members.dedup();
+            self.walks.insert((p, c), walk);
+        }
+        Ok(&self.walks[&(p, c)])
     }
 
     /// Walks configuration `c` from place `p` to the end of chunk `k` (or its death), recording
     /// emitting members, configurations entering hole `k`, and acceptance at the text's end.
+    /// The walk advances a frontier of configurations place by place, so paths that meet again
+    /// are merged.
     fn walk_chunk(
         &mut self,
         k: usize,
@@ -237,52 +322,52 @@ impl Builder<'_, '_> {
         walk: &mut Walk,
     ) -> Result<(), TooLarge> {
         let text = self.places.text;
-        let end = self.places.base[k] + text.chunks[k].len() as u32;
-        let mut stack = vec![(p, c)];
-        while let Some((p, c)) = stack.pop() {
-            if !walk.seen.insert((p, c)) {
-                continue;
+        let base = self.places.base[k];
+        let end = base + text.chunks[k].len() as u32;
+        let mut frontier: SmallVec<[ConfigId; 4]> = SmallVec::new();
+        frontier.push(c);
+        let mut place = p;
+        loop {
+            // Skipped tokens end at this place: their boundary configurations join the frontier.
+            let mut i = 0;
+            while i < frontier.len() {
+                let c = frontier[i];
+                let mut emits_terminal = false;
+                for &(l, next) in self.table.emits(self.lx, c)? {
+                    match l {
+                        Lexeme::Skip if !frontier.contains(&next) => frontier.push(next),
+                        Lexeme::Skip => {}
+                        Lexeme::Terminal(_) => emits_terminal = true,
+                    }
+                }
+                if emits_terminal {
+                    walk.members.push((place, c));
+                }
+                i += 1;
             }
-            let mut emits_terminal = false;
-            for &(l, next) in self.table.emits(self.lx, c)? {
-                match l {
-                    Lexeme::Skip => stack.push((p, next)),
-                    Lexeme::Terminal(_) => emits_terminal = true,
+            if place == end {
+                for &c in &frontier {
+                    if k + 1 < text.chunks.len() {
+                        walk.entries.push((k as u32, c));
+                    } else if self.table.at_boundary(self.lx, c) {
+                        walk.accepting = true;
+                    }
+                }
+                return Ok(());
+            }
+            let class = self.lx.class_of(text.chunks[k][(place - base) as usize]);
+            let mut next: SmallVec<[ConfigId; 4]> = SmallVec::new();
+            for &c in &frontier {
+                let n = self.table.step(self.lx, c, class)?;
+                if n != DEAD_CONFIG && !next.contains(&n) {
+                    next.push(n);
                 }
             }
-            if emits_terminal {
-                walk.members.push((p, c));
+            if next.is_empty() {
+                return Ok(());
             }
-            if p < end {
-                let byte = text.chunks[k][(p - self.places.base[k]) as usize];
-                let next = self.table.step(self.lx, c, self.lx.class_of(byte))?;
-                if next != DEAD_CONFIG {
-                    stack.push((p + 1, next));
-                }
-            } else if k + 1 < text.chunks.len() {
-                walk.entries.entry(k as u32).or_default().push(c);
-            } else if self.table.at_boundary(self.lx, c) {
-                walk.accepting = true;
-            }
+            frontier = next;
+            place += 1;
         }
-        Ok(())
     }
-}
-
-/// What a set of walks through chunks found.
-#[derive(Default)]
-struct Walk {
-    seen: hashbrown::HashSet<(u32, ConfigId)>,
-    members: SmallVec<[(u32, ConfigId); 4]>,
-    /// Per hole: configurations entering it.
-    entries: HashMap<u32, Vec<ConfigId>>,
-    accepting: bool,
-}
-
-/// A hole set's flow into the following chunk.
-#[derive(Clone)]
-struct Flow {
-    members: SmallVec<[(u32, ConfigId); 4]>,
-    accepting: bool,
-    next: Option<(u32, HoleSetId)>,
 }
