@@ -22,8 +22,8 @@ fn main() {
         }
         let warm = t.elapsed().as_micros() as f64 / reps as f64;
         println!(
-            "{} {:?} cold {}us warm {:.0}us states {}",
-            p.id, first.verdict, first.micros, warm, first.dfa_states
+            "{} {:?} cold {}us warm {:.0}us states {} items {}",
+            p.id, first.verdict, first.micros, warm, first.dfa_states, first.items
         );
     }
 }

@@ -33,6 +33,8 @@ pub struct Check {
     pub verdict: CheckVerdict,
     /// States of the minimized lexeme DFA (0 when lexing ran out of budget).
     pub dfa_states: usize,
+    /// Items the emptiness search settled (0 when lexing ran out of budget).
+    pub items: u64,
     pub micros: u64,
 }
 
@@ -115,6 +117,7 @@ impl Checker {
         Check {
             verdict,
             dfa_states,
+            items: self.searcher.stats().settled,
             micros: t0.elapsed().as_micros() as u64,
         }
     }

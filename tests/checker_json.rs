@@ -103,7 +103,13 @@ fn complete_texts_are_judged_like_serde_json() {
             let Ok(text) = String::from_utf8(bytes) else {
                 return Ok(());
             };
-            let serde_ok = serde_json::from_str::<serde_json::Value>(&text).is_ok();
+            let serde_ok = match serde_json::from_str::<serde_json::Value>(&text) {
+                Ok(_) => true,
+                // serde_json stops at numbers beyond f64 (`1e400`, which RFC 8259 allows)
+                // before it reads the rest: no verdict to compare with.
+                Err(e) if e.to_string().contains("number out of range") => return Ok(()),
+                Err(_) => false,
+            };
             let verdict = checker
                 .borrow_mut()
                 .check_text(&HoleyText::solid(text.as_bytes()))

@@ -75,9 +75,9 @@ enum Back {
 
 #[derive(Copy, Clone, Debug)]
 struct Slot {
-    cost: u64,
-    back: Back,
+    cost: u32,
     settled: bool,
+    back: Back,
 }
 
 /// An item `(p, A, q)` packed into 64 bits: A (24 bits), p (20 bits), q (20 bits).
@@ -112,13 +112,98 @@ pub const MAX_NONTERMINALS: usize = 1 << 24;
 pub struct Searcher {
     items: HashMap<ItemKey, Slot>,
     /// For settled `(p, A, q)`: `(A, p)` → list of `(q, cost)`.
-    by_start: HashMap<u64, SmallVec<[(StateId, u64); 4]>>,
+    by_start: HashMap<u64, SmallVec<[(StateId, u32); 4]>>,
     /// For settled `(p, A, q)`: `(A, q)` → list of `(p, cost)`.
-    by_end: HashMap<u64, SmallVec<[(StateId, u64); 4]>>,
-    queue: BinaryHeap<Reverse<(u64, ItemKey)>>,
+    by_end: HashMap<u64, SmallVec<[(StateId, u32); 4]>>,
+    queue: CostQueue,
     goal: Option<ItemKey>,
     stats: SearchStats,
     budget: u64,
+}
+
+/// The items found but not yet settled, with their cost: where a derivation offers an item a
+/// cheaper cost, the caller updates its slot and pushes it again.
+struct Frontier<'a> {
+    items: &'a mut HashMap<ItemKey, Slot>,
+    queue: &'a mut CostQueue,
+    work: &'a mut u64,
+    budget: u64,
+}
+
+impl Frontier<'_> {
+    /// Offers a derivation of item `k` at `cost`; keeps it if it is the cheapest so far.
+    #[inline]
+    fn relax(&mut self, k: ItemKey, cost: u32, back: Back) -> Result<(), OutOfBudget> {
+        *self.work += 1;
+        if *self.work > self.budget {
+            return Err(OutOfBudget);
+        }
+        match self.items.entry(k) {
+            hashbrown::hash_map::Entry::Vacant(v) => {
+                v.insert(Slot {
+                    cost,
+                    back,
+                    settled: false,
+                });
+            }
+            hashbrown::hash_map::Entry::Occupied(mut o) => {
+                let slot = o.get_mut();
+                if slot.settled || slot.cost <= cost {
+                    return Ok(());
+                }
+                slot.cost = cost;
+                slot.back = back;
+            }
+        }
+        self.queue.push(cost, k);
+        Ok(())
+    }
+}
+
+/// A monotone priority queue on small integer costs: a bucket per cost below
+/// [`CostQueue::BUCKETS`], a binary heap above (costs popped never decrease, so buckets are
+/// exhausted before the heap is used).
+#[derive(Default)]
+struct CostQueue {
+    buckets: Vec<Vec<ItemKey>>,
+    cursor: usize,
+    overflow: BinaryHeap<Reverse<(u32, ItemKey)>>,
+}
+
+impl CostQueue {
+    const BUCKETS: usize = 1 << 12;
+
+    fn clear(&mut self) {
+        for b in &mut self.buckets {
+            b.clear();
+        }
+        self.cursor = 0;
+        self.overflow.clear();
+    }
+
+    #[inline]
+    fn push(&mut self, cost: u32, k: ItemKey) {
+        let c = cost as usize;
+        if c < Self::BUCKETS {
+            if c >= self.buckets.len() {
+                self.buckets.resize_with(c + 1, Vec::new);
+            }
+            self.buckets[c].push(k);
+        } else {
+            self.overflow.push(Reverse((cost, k)));
+        }
+    }
+
+    #[inline]
+    fn pop(&mut self) -> Option<(u32, ItemKey)> {
+        while self.cursor < self.buckets.len() {
+            if let Some(k) = self.buckets[self.cursor].pop() {
+                return Some((self.cursor as u32, k));
+            }
+            self.cursor += 1;
+        }
+        self.overflow.pop().map(|Reverse(x)| x)
+    }
 }
 
 impl Searcher {
@@ -141,7 +226,7 @@ impl Searcher {
             return Verdict::Unknown;
         }
         let start = grammar.start();
-        while let Some(Reverse((cost, k))) = self.queue.pop() {
+        while let Some((cost, k)) = self.queue.pop() {
             let slot = self.items.get_mut(&k).expect("queued items have slots");
             if slot.settled || slot.cost != cost {
                 continue;
@@ -172,18 +257,20 @@ impl Searcher {
 
     /// Items given directly by `A → a` (one per edge) and `A → ε` (one per state).
     fn seed(&mut self, grammar: &NormalGrammar, dfa: &LexemeDfa) -> Result<(), OutOfBudget> {
+        let mut f = Frontier {
+            items: &mut self.items,
+            queue: &mut self.queue,
+            work: &mut self.stats.work,
+            budget: self.budget,
+        };
         for (i, e) in dfa.edges().iter().enumerate() {
             for &a in grammar.lhs_of_terminal(e.terminal) {
-                self.relax(
-                    key(e.from, a, e.to),
-                    e.cost as u64,
-                    Back::Terminal(i as u32),
-                )?;
+                f.relax(key(e.from, a, e.to), e.cost, Back::Terminal(i as u32))?;
             }
         }
         for &a in grammar.epsilon_rules() {
             for p in 0..dfa.num_states() as StateId {
-                self.relax(key(p, a, p), 0, Back::Epsilon)?;
+                f.relax(key(p, a, p), 0, Back::Epsilon)?;
             }
         }
         Ok(())
@@ -196,7 +283,7 @@ impl Searcher {
         p: StateId,
         x: NonterminalId,
         q: StateId,
-        cost: u64,
+        cost: u32,
     ) -> Result<(), OutOfBudget> {
         let k = key(p, x, q);
         // Index before combining, so that `A → X X` can join the item with itself.
@@ -205,62 +292,55 @@ impl Searcher {
             .or_default()
             .push((q, cost));
         self.by_end.entry(anchor(x, q)).or_default().push((p, cost));
+        let Searcher {
+            items,
+            by_start,
+            by_end,
+            queue,
+            stats,
+            budget,
+            ..
+        } = self;
+        let mut f = Frontier {
+            items,
+            queue,
+            work: &mut stats.work,
+            budget: *budget,
+        };
         for &a in grammar.unit_parents(x) {
-            self.relax(key(p, a, q), cost, Back::Unit(k))?;
+            f.relax(key(p, a, q), cost, Back::Unit(k))?;
         }
         for &(a, c) in grammar.as_left_child(x) {
-            let Some(rights) = self.by_start.get(&anchor(c, q)) else {
+            let Some(rights) = by_start.get(&anchor(c, q)) else {
                 continue;
             };
-            let rights: SmallVec<[(StateId, u64); 8]> = rights.iter().copied().collect();
-            for (r, rc) in rights {
-                self.relax(key(p, a, r), cost + rc, Back::Binary(k, key(q, c, r)))?;
+            for &(r, rc) in rights {
+                f.relax(
+                    key(p, a, r),
+                    cost.saturating_add(rc),
+                    Back::Binary(k, key(q, c, r)),
+                )?;
             }
         }
         for &(a, b) in grammar.as_right_child(x) {
-            let Some(lefts) = self.by_end.get(&anchor(b, p)) else {
+            let Some(lefts) = by_end.get(&anchor(b, p)) else {
                 continue;
             };
-            let lefts: SmallVec<[(StateId, u64); 8]> = lefts.iter().copied().collect();
-            for (o, lc) in lefts {
-                self.relax(key(o, a, q), lc + cost, Back::Binary(key(o, b, p), k))?;
+            for &(o, lc) in lefts {
+                f.relax(
+                    key(o, a, q),
+                    lc.saturating_add(cost),
+                    Back::Binary(key(o, b, p), k),
+                )?;
             }
         }
-        Ok(())
-    }
-
-    /// Offers a derivation of item `k` at `cost`; keeps it if it is the cheapest so far.
-    #[inline]
-    fn relax(&mut self, k: ItemKey, cost: u64, back: Back) -> Result<(), OutOfBudget> {
-        self.stats.work += 1;
-        if self.stats.work > self.budget {
-            return Err(OutOfBudget);
-        }
-        match self.items.entry(k) {
-            hashbrown::hash_map::Entry::Vacant(v) => {
-                v.insert(Slot {
-                    cost,
-                    back,
-                    settled: false,
-                });
-            }
-            hashbrown::hash_map::Entry::Occupied(mut o) => {
-                let slot = o.get_mut();
-                if slot.settled || slot.cost <= cost {
-                    return Ok(());
-                }
-                slot.cost = cost;
-                slot.back = back;
-            }
-        }
-        self.queue.push(Reverse((cost, k)));
         Ok(())
     }
 
     /// The witness of the last search, if it answered [`Verdict::NonEmpty`].
     pub fn witness(&self) -> Option<Witness> {
         let goal = self.goal?;
-        let cost = self.items[&goal].cost;
+        let cost = self.items[&goal].cost as u64;
         let mut edges = Vec::new();
         let mut stack = vec![goal];
         while let Some(k) = stack.pop() {
