@@ -68,6 +68,7 @@ pub fn determinize(
     text: &HoleyText,
     min_cost: &[u32],
     max_states: usize,
+    cache: &mut FlowCache,
 ) -> Result<RawDfa, TooLarge> {
     let places = Places::new(text);
     let mut builder = Builder {
@@ -76,6 +77,7 @@ pub fn determinize(
         places: &places,
         walks: HashMap::new(),
         flows: HashMap::new(),
+        cache,
         flow_moves: HashMap::new(),
     };
     let first = builder.closure(&[(0, builder.table.start())], Vec::new())?;
@@ -133,6 +135,47 @@ struct Flow {
     next: Option<(u32, HoleSetId)>,
 }
 
+/// A hole set's flow through a chunk, by chunk text, kept across checks: a sampler changes one
+/// position at a time, so most chunks of a canvas were seen in the previous check.
+#[derive(Default)]
+pub struct FlowCache {
+    flows: HashMap<(HoleSetId, bool, Vec<u8>), ChunkFlow>,
+}
+
+/// [`Flow`] with places as offsets into the chunk and the next hole set without its hole.
+struct ChunkFlow {
+    members: Vec<(u32, ConfigId)>,
+    accepting: bool,
+    next: Option<HoleSetId>,
+}
+
+impl FlowCache {
+    /// Entries kept before the cache is emptied (a cheap bound on its memory).
+    const CAPACITY: usize = 1 << 14;
+
+    fn get(&self, h: HoleSetId, last: bool, chunk: &[u8]) -> Option<&ChunkFlow> {
+        // Borrowed lookup: hashbrown's Equivalent lets a (h, last, &[u8]) find the key.
+        self.flows.get(&FlowKey(h, last, chunk))
+    }
+
+    fn insert(&mut self, h: HoleSetId, last: bool, chunk: Vec<u8>, flow: ChunkFlow) {
+        if self.flows.len() >= Self::CAPACITY {
+            self.flows.clear();
+        }
+        self.flows.insert((h, last, chunk), flow);
+    }
+}
+
+/// A borrowed form of the cache key.
+#[derive(Hash)]
+struct FlowKey<'a>(HoleSetId, bool, &'a [u8]);
+
+impl hashbrown::Equivalent<(HoleSetId, bool, Vec<u8>)> for FlowKey<'_> {
+    fn equivalent(&self, key: &(HoleSetId, bool, Vec<u8>)) -> bool {
+        self.0 == key.0 && self.1 == key.1 && self.2 == &key.2[..]
+    }
+}
+
 /// The emission targets of a set of members, by terminal.
 type MovesByTerminal = Vec<(TerminalId, Vec<(u32, ConfigId)>)>;
 
@@ -142,6 +185,7 @@ struct Builder<'a, 't> {
     places: &'a Places<'t>,
     walks: HashMap<(u32, ConfigId), Walk>,
     flows: HashMap<(u32, HoleSetId), Flow>,
+    cache: &'a mut FlowCache,
     flow_moves: HashMap<(u32, HoleSetId), std::rc::Rc<MovesByTerminal>>,
 }
 
@@ -250,6 +294,17 @@ impl Builder<'_, '_> {
         if !self.flows.contains_key(&(k, h)) {
             let chunk = k as usize + 1;
             let base = self.places.base[chunk];
+            let last = chunk + 1 == self.places.text.chunks.len();
+            let bytes = &self.places.text.chunks[chunk];
+            if let Some(cached) = self.cache.get(h, last, bytes) {
+                let flow = Flow {
+                    members: cached.members.iter().map(|&(o, c)| (base + o, c)).collect(),
+                    accepting: cached.accepting,
+                    next: cached.next.map(|h2| (chunk as u32, h2)),
+                };
+                self.flows.insert((k, h), flow);
+                return Ok(&self.flows[&(k, h)]);
+            }
             let mut walk = Walk::default();
             for i in 0..self.table.hole_set(h).len() {
                 let c = self.table.hole_set(h)[i];
@@ -268,6 +323,16 @@ impl Builder<'_, '_> {
                 accepting: walk.accepting,
                 next,
             };
+            self.cache.insert(
+                h,
+                last,
+                bytes.clone(),
+                ChunkFlow {
+                    members: flow.members.iter().map(|&(p, c)| (p - base, c)).collect(),
+                    accepting: flow.accepting,
+                    next: flow.next.map(|(_, h2)| h2),
+                },
+            );
             self.flows.insert((k, h), flow);
         }
         Ok(&self.flows[&(k, h)])

@@ -46,6 +46,7 @@ pub struct HoleyLexer {
     table: ConfigTable,
     min_cost: Vec<u32>,
     limits: LexLimits,
+    flows: build::FlowCache,
 }
 
 impl HoleyLexer {
@@ -58,6 +59,7 @@ impl HoleyLexer {
             table,
             min_cost,
             limits,
+            flows: build::FlowCache::default(),
         })
     }
 
@@ -78,6 +80,7 @@ impl HoleyLexer {
             text,
             &self.min_cost,
             self.limits.max_dfa_states,
+            &mut self.flows,
         )?;
         Ok(minimize::minimize(&raw))
     }
