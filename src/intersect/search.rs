@@ -24,6 +24,7 @@ use hashbrown::HashMap;
 use smallvec::SmallVec;
 
 use super::dfa::{LexemeDfa, StateId};
+use crate::grammar::normalize::context::Context;
 use crate::grammar::{NonterminalId, NormalGrammar, TerminalId};
 
 /// The outcome of one search.
@@ -62,7 +63,7 @@ impl Witness {
 }
 
 /// Default work budget: far above what real checks need (thousands to tens of thousands).
-pub const DEFAULT_BUDGET: u64 = 20_000_000;
+pub const DEFAULT_BUDGET: u64 = 4_000_000;
 
 /// How an item was derived: the last production applied and its children.
 #[derive(Copy, Clone, Debug)]
@@ -116,6 +117,7 @@ pub struct Searcher {
     /// For settled `(p, A, q)`: `(A, q)` → list of `(p, cost)`.
     by_end: HashMap<u64, SmallVec<[(StateId, u32); 4]>>,
     queue: CostQueue,
+    filter: ContextFilter,
     goal: Option<ItemKey>,
     stats: SearchStats,
     budget: u64,
@@ -128,6 +130,54 @@ struct Frontier<'a> {
     queue: &'a mut CostQueue,
     work: &'a mut u64,
     budget: u64,
+    filter: &'a ContextFilter,
+    context: &'a Context,
+}
+
+/// The automaton's side of the context filter (see [`crate::grammar::normalize::context`]):
+/// for each state, the terminals that can be read into it and out of it, as bitsets.
+#[derive(Default)]
+struct ContextFilter {
+    words: usize,
+    into: Vec<u64>,
+    out_of: Vec<u64>,
+    start: StateId,
+    accepting: Vec<bool>,
+}
+
+impl ContextFilter {
+    fn reset(&mut self, dfa: &LexemeDfa, words: usize) {
+        let n = dfa.num_states();
+        self.words = words;
+        self.into.clear();
+        self.into.resize(n * words, 0);
+        self.out_of.clear();
+        self.out_of.resize(n * words, 0);
+        for e in dfa.edges() {
+            let t = e.terminal.index();
+            if t / 64 < words {
+                self.into[e.to as usize * words + t / 64] |= 1 << (t % 64);
+                self.out_of[e.from as usize * words + t / 64] |= 1 << (t % 64);
+            }
+        }
+        self.start = dfa.start();
+        self.accepting = (0..n as StateId).map(|q| dfa.is_accepting(q)).collect();
+    }
+
+    /// Whether item `(p, A, q)` can be part of an accepted derivation, judged by the terminals
+    /// around it.
+    #[inline]
+    fn admits(&self, cx: &Context, p: StateId, a: NonterminalId, q: StateId) -> bool {
+        let w = self.words;
+        let (a, p, q) = (a.index(), p as usize, q as usize);
+        let meets = |states: &[u64], s: usize, sets: &[u64]| {
+            (0..w).any(|i| states[s * w + i] & sets[a * w + i] != 0)
+        };
+        let left =
+            (p == self.start as usize && cx.can_start[a]) || meets(&self.into, p, &cx.precede);
+        let right = (self.accepting[q] && cx.can_end[a]) || meets(&self.out_of, q, &cx.follow);
+        left && right
+    }
 }
 
 impl Frontier<'_> {
@@ -137,6 +187,10 @@ impl Frontier<'_> {
         *self.work += 1;
         if *self.work > self.budget {
             return Err(OutOfBudget);
+        }
+        let (p, a, q) = unkey(k);
+        if !self.filter.admits(self.context, p, a, q) {
+            return Ok(());
         }
         match self.items.entry(k) {
             hashbrown::hash_map::Entry::Vacant(v) => {
@@ -219,6 +273,7 @@ impl Searcher {
     /// Decides whether `grammar` and `dfa` share a word, spending at most `budget` units.
     pub fn search(&mut self, grammar: &NormalGrammar, dfa: &LexemeDfa, budget: u64) -> Verdict {
         self.reset(budget);
+        self.filter.reset(dfa, grammar.context().words);
         if grammar.num_nonterminals() > MAX_NONTERMINALS {
             return Verdict::Unknown;
         }
@@ -262,6 +317,8 @@ impl Searcher {
             queue: &mut self.queue,
             work: &mut self.stats.work,
             budget: self.budget,
+            filter: &self.filter,
+            context: grammar.context(),
         };
         for (i, e) in dfa.edges().iter().enumerate() {
             for &a in grammar.lhs_of_terminal(e.terminal) {
@@ -299,6 +356,7 @@ impl Searcher {
             queue,
             stats,
             budget,
+            filter,
             ..
         } = self;
         let mut f = Frontier {
@@ -306,6 +364,8 @@ impl Searcher {
             queue,
             work: &mut stats.work,
             budget: *budget,
+            filter,
+            context: grammar.context(),
         };
         for &a in grammar.unit_parents(x) {
             f.relax(key(p, a, q), cost, Back::Unit(k))?;

@@ -17,6 +17,7 @@
 //! No pass removes ε-productions or unit productions: C2F+ε keeps both, which is what keeps the
 //! normal form linear in the size of the input grammar.
 
+pub mod context;
 mod normal;
 mod work;
 

@@ -22,6 +22,7 @@ pub struct NormalGrammar {
     by_unit_child: Csr<NonterminalId>,
     by_left: Csr<(NonterminalId, NonterminalId)>,
     by_right: Csr<(NonterminalId, NonterminalId)>,
+    context: Option<super::context::Context>,
 }
 
 impl NormalGrammar {
@@ -52,7 +53,19 @@ impl NormalGrammar {
             by_unit_child,
             by_left,
             by_right,
+            context: None,
         }
+        .with_context()
+    }
+
+    fn with_context(mut self) -> Self {
+        self.context = Some(super::context::Context::new(&self));
+        self
+    }
+
+    /// Terminals that may precede / follow each nonterminal (see [`super::context`]).
+    pub fn context(&self) -> &super::context::Context {
+        self.context.as_ref().expect("computed in new")
     }
 
     /// The start symbol (always id 0).
