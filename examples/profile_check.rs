@@ -1,29 +1,77 @@
+//! Per-canvas timing of the checker, split into lexing (text with holes → minimal lexeme DFA)
+//! and the emptiness search, to see where a check's time goes.
+//!
+//! `cargo run --release --example profile_check -- CANVASES.jsonl [REPS]`
+
+use std::time::Instant;
+
 use lacuna::canvas::parse_canvas_line;
 use lacuna::checker::Checker;
-use std::time::Instant;
+use lacuna::grammar::{spec, NormalGrammar};
+use lacuna::holey::{HoleyLexer, LexLimits};
+use lacuna::intersect::{Searcher, DEFAULT_BUDGET};
+
+struct Parts {
+    checker: Checker,
+    lexer: HoleyLexer,
+    normal: NormalGrammar,
+    searcher: Searcher,
+}
+
 fn main() {
-    let path = std::env::args().nth(1).unwrap();
-    let reps: usize = std::env::args()
+    let path = std::env::args()
+        .nth(1)
+        .expect("usage: profile_check FILE [REPS]");
+    let reps: u32 = std::env::args()
         .nth(2)
-        .map(|s| s.parse().unwrap())
+        .map(|s| s.parse().expect("REPS is a number"))
         .unwrap_or(20);
-    let text = std::fs::read_to_string(path).unwrap();
-    let mut checkers = std::collections::HashMap::new();
+    let text = std::fs::read_to_string(path).expect("readable canvas file");
+    let mut parts = std::collections::HashMap::new();
     for line in text.lines() {
-        let p = parse_canvas_line(line).unwrap();
-        let spec = p.grammar.clone().unwrap();
-        let ch = checkers
-            .entry(spec.clone())
-            .or_insert_with(|| Checker::from_spec(&spec).unwrap());
-        let first = ch.check(&p.canvas);
+        let p = parse_canvas_line(line).expect("a canvas line");
+        let spec_text = p.grammar.clone().expect("a grammar on every line");
+        let pt = parts.entry(spec_text.clone()).or_insert_with(|| {
+            let g = spec::load(&spec_text).expect("grammar loads");
+            Parts {
+                checker: Checker::new(g.clone()).unwrap(),
+                lexer: HoleyLexer::new(&g, LexLimits::default()).unwrap(),
+                normal: NormalGrammar::from_grammar(&g),
+                searcher: Searcher::new(),
+            }
+        });
+        let first = pt.checker.check(&p.canvas);
+        let holey = p.canvas.holey_text();
         let t = Instant::now();
         for _ in 0..reps {
-            ch.check(&p.canvas);
+            pt.checker.check(&p.canvas);
         }
-        let warm = t.elapsed().as_micros() as f64 / reps as f64;
+        let warm = t.elapsed().as_secs_f64() * 1e6 / reps as f64;
+        let t = Instant::now();
+        let mut dfa = None;
+        for _ in 0..reps {
+            dfa = pt.lexer.dfa(&holey).ok();
+        }
+        let lex = t.elapsed().as_secs_f64() * 1e6 / reps as f64;
+        let mut search = 0.0;
+        if let Some(dfa) = dfa {
+            let t = Instant::now();
+            for _ in 0..reps {
+                pt.searcher.search(&pt.normal, &dfa, DEFAULT_BUDGET);
+            }
+            search = t.elapsed().as_secs_f64() * 1e6 / reps as f64;
+        }
         println!(
-            "{} {:?} cold {}us warm {:.0}us states {} items {}",
-            p.id, first.verdict, first.micros, warm, first.dfa_states, first.items
+            "{} {:?} cold {}us warm {:.0}us (lex {:.0}us, search {:.0}us) states {} items {} work {}",
+            p.id,
+            first.verdict,
+            first.micros,
+            warm,
+            lex,
+            search,
+            first.dfa_states,
+            first.items,
+            pt.searcher.stats().work
         );
     }
 }

@@ -79,9 +79,12 @@ pub fn determinize(
         flows: HashMap::new(),
         cache,
         flow_moves: HashMap::new(),
+        targets: (0..min_cost.len()).map(|_| Targets::default()).collect(),
+        touched: Vec::new(),
     };
-    let first = builder.closure(&[(0, builder.table.start())], Vec::new())?;
+    let first = builder.closure(&[(0, builder.table.start())], &[])?;
     let mut ids: HashMap<Kernel, u32> = HashMap::new();
+    let mut by_seeds: HashMap<Seeds, u32> = HashMap::new();
     let mut kernels = vec![first.clone()];
     ids.insert(first, 0);
     let mut out = RawDfa {
@@ -93,22 +96,41 @@ pub fn determinize(
         let kernel = kernels[i].clone();
         out.accepting.push(kernel.accepting);
         let mut edges = Vec::new();
-        for (t, hole_only, target) in builder.moves(&kernel)? {
-            let id = match ids.get(&target) {
+        builder.moves(&kernel)?;
+        let touched = std::mem::take(&mut builder.touched);
+        for &t in &touched {
+            let targets = &mut builder.targets[t.index()];
+            targets.seeds.normalize();
+            let hole_only = !targets.from_chunk;
+            // Many moves share their seeds (every kernel inside a hole carries the same chain
+            // of later holes), so the closure is computed once per distinct seeds.
+            let id = match by_seeds.get(&targets.seeds) {
                 Some(&id) => id,
                 None => {
-                    if kernels.len() >= max_states {
-                        return Err(TooLarge);
-                    }
-                    let id = kernels.len() as u32;
-                    ids.insert(target.clone(), id);
-                    kernels.push(target);
+                    let seeds = targets.seeds.clone();
+                    let target = builder.closure(&seeds.chunk, &seeds.holes)?;
+                    let id = match ids.get(&target) {
+                        Some(&id) => id,
+                        None => {
+                            if kernels.len() >= max_states {
+                                return Err(TooLarge);
+                            }
+                            let id = kernels.len() as u32;
+                            ids.insert(target.clone(), id);
+                            kernels.push(target);
+                            id
+                        }
+                    };
+                    by_seeds.insert(seeds, id);
                     id
                 }
             };
+            builder.targets[t.index()].clear();
             let cost = if hole_only { min_cost[t.index()] } else { 0 };
             edges.push((t, cost, id));
         }
+        builder.touched = touched;
+        builder.touched.clear();
         out.edges.push(edges);
         i += 1;
     }
@@ -176,6 +198,19 @@ impl hashbrown::Equivalent<(HoleSetId, bool, Vec<u8>)> for FlowKey<'_> {
     }
 }
 
+/// The targets of terminal `t`, noting `t` as touched on first use.
+fn touch<'a>(
+    targets: &'a mut [Targets],
+    touched: &mut Vec<TerminalId>,
+    t: TerminalId,
+) -> &'a mut Targets {
+    let e = &mut targets[t.index()];
+    if !e.from_chunk && e.seeds.chunk.is_empty() && e.seeds.holes.is_empty() {
+        touched.push(t);
+    }
+    e
+}
+
 /// The emission targets of a set of members, by terminal.
 type MovesByTerminal = Vec<(TerminalId, Vec<(u32, ConfigId)>)>;
 
@@ -187,6 +222,10 @@ struct Builder<'a, 't> {
     flows: HashMap<(u32, HoleSetId), Flow>,
     cache: &'a mut FlowCache,
     flow_moves: HashMap<(u32, HoleSetId), std::rc::Rc<MovesByTerminal>>,
+    /// The targets of the kernel being expanded, by terminal, and the terminals that have any
+    /// (sorted by [`Builder::moves`]); buffers reused from kernel to kernel.
+    targets: Vec<Targets>,
+    touched: Vec<TerminalId>,
 }
 
 /// The targets of one terminal's move: whether only a hole set emitted it, chunk and hole
@@ -194,51 +233,71 @@ struct Builder<'a, 't> {
 #[derive(Default)]
 struct Targets {
     from_chunk: bool,
+    seeds: Seeds,
+}
+
+/// Where a move lands before its closure: chunk members and hole members, each sorted and
+/// deduplicated.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+struct Seeds {
     chunk: Vec<(u32, ConfigId)>,
     holes: Vec<(u32, HoleSetId)>,
 }
 
+impl Seeds {
+    fn normalize(&mut self) {
+        self.chunk.sort_unstable();
+        self.chunk.dedup();
+        self.holes.sort_unstable();
+        self.holes.dedup();
+    }
+}
+
+impl Targets {
+    /// Empties the targets, keeping their buffers for the next kernel.
+    fn clear(&mut self) {
+        self.from_chunk = false;
+        self.seeds.chunk.clear();
+        self.seeds.holes.clear();
+    }
+}
+
 impl Builder<'_, '_> {
-    /// The labelled moves of a kernel: for each terminal, whether only a hole set emitted it,
-    /// and the closure of the targets.
-    fn moves(&mut self, k: &Kernel) -> Result<Vec<(TerminalId, bool, Kernel)>, TooLarge> {
-        let mut by_terminal: HashMap<TerminalId, Targets> = HashMap::new();
+    /// The labelled moves of a kernel: for each terminal (listed in `touched`, sorted), the
+    /// seeds of its target in `targets`, and whether only a hole set emitted it.
+    fn moves(&mut self, k: &Kernel) -> Result<(), TooLarge> {
         for &(place, c) in &k.chunk {
             for &(l, n) in self.table.emits(self.lx, c)? {
                 if let Lexeme::Terminal(t) = l {
-                    let e = by_terminal.entry(t).or_default();
+                    let e = touch(&mut self.targets, &mut self.touched, t);
                     e.from_chunk = true;
-                    e.chunk.push((place, n));
+                    e.seeds.chunk.push((place, n));
                 }
             }
         }
         for &(hole, h) in &k.holes {
             for &(t, h2) in self.table.hole_moves(self.lx, h)? {
-                by_terminal.entry(t).or_default().holes.push((hole, h2));
+                touch(&mut self.targets, &mut self.touched, t)
+                    .seeds
+                    .holes
+                    .push((hole, h2));
             }
             let flow_moves = self.flow_moves(hole, h)?;
             for (t, targets) in flow_moves.iter() {
-                let e = by_terminal.entry(*t).or_default();
+                let e = touch(&mut self.targets, &mut self.touched, *t);
                 e.from_chunk = true;
-                e.chunk.extend_from_slice(targets);
+                e.seeds.chunk.extend_from_slice(targets);
             }
         }
-        let mut out = Vec::with_capacity(by_terminal.len());
-        for (t, mut targets) in by_terminal {
-            targets.chunk.sort_unstable();
-            targets.chunk.dedup();
-            let kernel = self.closure(&targets.chunk, targets.holes)?;
-            out.push((t, !targets.from_chunk, kernel));
-        }
-        out.sort_unstable_by_key(|(t, _, _)| *t);
-        Ok(out)
+        self.touched.sort_unstable();
+        Ok(())
     }
 
     /// The ε-closure (bytes and skipped tokens) of chunk members and hole members, as a kernel.
     fn closure(
         &mut self,
         chunk_seeds: &[(u32, ConfigId)],
-        hole_seeds: Vec<(u32, HoleSetId)>,
+        hole_seeds: &[(u32, HoleSetId)],
     ) -> Result<Kernel, TooLarge> {
         let mut members: Vec<(u32, ConfigId)> = Vec::new();
         let mut entries: Vec<(u32, ConfigId)> = Vec::new();
@@ -249,7 +308,7 @@ impl Builder<'_, '_> {
             entries.extend_from_slice(&w.entries);
             accepting |= w.accepting;
         }
-        let mut holes = hole_seeds;
+        let mut holes = hole_seeds.to_vec();
         entries.sort_unstable();
         entries.dedup();
         for group in entries.chunk_by(|a, b| a.0 == b.0) {
@@ -273,15 +332,22 @@ impl Builder<'_, '_> {
         holes.dedup();
         members.sort_unstable();
         members.dedup();
-        let implied = |m: &(u32, ConfigId), flows: &HashMap<(u32, HoleSetId), Flow>| {
-            holes
+        // A flow of hole k holds places of chunk k + 1 only, so a member in chunk c can only be
+        // implied by the sets of hole c - 1 (a run of `holes`, which is sorted).
+        let places = self.places;
+        let flows = &self.flows;
+        let implied = |m: &(u32, ConfigId)| {
+            let c = places.chunk_of(m.0) as u32;
+            if c == 0 {
+                return false;
+            }
+            let from = holes.partition_point(|&(k, _)| k < c - 1);
+            holes[from..]
                 .iter()
+                .take_while(|&&(k, _)| k == c - 1)
                 .any(|kh| flows[kh].members.binary_search(m).is_ok())
         };
-        let chunk = members
-            .into_iter()
-            .filter(|m| !implied(m, &self.flows))
-            .collect();
+        let chunk = members.into_iter().filter(|m| !implied(m)).collect();
         Ok(Kernel {
             holes: holes.into_iter().collect(),
             chunk,
