@@ -1,0 +1,153 @@
+//! Shared test support: the real JSON corpora in `tests/data` (JSONSchemaBench and the JSON
+//! Schema Test Suite), read with every instance's original spelling, and hole cutting.
+
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader};
+
+use flate2::read::GzDecoder;
+use lacuna::canvas::HoleyText;
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+/// One instance of a schema: its exact text and whether the source says it is valid.
+#[derive(Debug, Clone)]
+pub struct Instance {
+    pub text: String,
+    pub valid: bool,
+}
+
+/// A schema with its instances, named after its source file (and group, for the test suite).
+#[derive(Debug, Clone)]
+pub struct SchemaCase {
+    pub name: String,
+    pub schema: String,
+    pub instances: Vec<Instance>,
+}
+
+#[derive(Deserialize)]
+struct Line<'a> {
+    name: String,
+    #[serde(borrow)]
+    content: &'a RawValue,
+}
+
+#[derive(Deserialize)]
+struct RawTest<'a> {
+    #[serde(borrow)]
+    data: &'a RawValue,
+    valid: bool,
+}
+
+#[derive(Deserialize)]
+struct RawCase<'a> {
+    #[serde(default)]
+    description: String,
+    #[serde(borrow)]
+    schema: &'a RawValue,
+    #[serde(borrow)]
+    tests: Vec<RawTest<'a>>,
+}
+
+fn lines(gz: &[u8]) -> Vec<String> {
+    BufReader::new(GzDecoder::new(gz))
+        .lines()
+        .map(|l| l.expect("test data decompresses"))
+        .collect()
+}
+
+fn case(name: String, raw: RawCase) -> SchemaCase {
+    SchemaCase {
+        name,
+        schema: raw.schema.get().to_string(),
+        instances: raw
+            .tests
+            .iter()
+            .map(|t| Instance {
+                text: t.data.get().to_string(),
+                valid: t.valid,
+            })
+            .collect(),
+    }
+}
+
+/// The 2,367 schemas of JSONSchemaBench (`maskbench/data`), in file-name order.
+pub fn jsonschemabench() -> Vec<SchemaCase> {
+    lines(include_bytes!("../data/jsonschemabench.jsonl.gz"))
+        .iter()
+        .map(|l| {
+            let line: Line = serde_json::from_str(l).expect("a packed file");
+            let raw: RawCase = serde_json::from_str(line.content.get()).expect("a bench case");
+            case(line.name, raw)
+        })
+        .collect()
+}
+
+/// The test groups of the JSON Schema Test Suite, draft 2020-12 (`optional/` included), named
+/// `FILE#INDEX: DESCRIPTION`.
+pub fn test_suite() -> Vec<SchemaCase> {
+    let mut out = vec![];
+    for l in lines(include_bytes!(
+        "../data/json-schema-test-suite-draft2020-12.jsonl.gz"
+    )) {
+        let line: Line = serde_json::from_str(&l).expect("a packed file");
+        let groups: Vec<RawCase> = serde_json::from_str(line.content.get()).expect("groups");
+        for (i, g) in groups.into_iter().enumerate() {
+            let name = format!("{}#{i}: {}", line.name, g.description);
+            out.push(case(name, g));
+        }
+    }
+    out
+}
+
+/// Cuts holes into `text` at byte cut points: with the cuts sorted, the bytes between cut 2i
+/// and cut 2i+1 are masked (an odd count masks through the end).
+pub fn cut(text: &[u8], cuts: &[usize]) -> HoleyText {
+    let mut cuts = cuts.to_vec();
+    cuts.sort_unstable();
+    if cuts.len() % 2 == 1 {
+        cuts.push(text.len());
+    }
+    let mut chunks = vec![];
+    let mut pos = 0;
+    for pair in cuts.chunks(2) {
+        chunks.push(text[pos..pair[0]].to_vec());
+        pos = pair[1];
+    }
+    chunks.push(text[pos..].to_vec());
+    HoleyText { chunks }
+}
+
+/// Whether `text` contains `chunks` in order, without overlap.
+pub fn contains_in_order(text: &[u8], chunks: &[Vec<u8>]) -> bool {
+    let mut pos = 0;
+    for c in chunks.iter().filter(|c| !c.is_empty()) {
+        match text[pos..].windows(c.len()).position(|w| w == &c[..]) {
+            Some(i) => pos += i + c.len(),
+            None => return false,
+        }
+    }
+    true
+}
+
+/// A small deterministic generator (xorshift64*), so corpus tests pick the same cases on
+/// every run without a dependency.
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed.max(1))
+    }
+
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    /// A number in `0..n` (`n > 0`).
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
