@@ -424,6 +424,12 @@ impl Builder<'_, '_> {
         }
         let mut moves: MovesByTerminal = by_terminal.into_iter().collect();
         moves.sort_unstable_by_key(|(t, _)| *t);
+        // Many members emit into the same configuration (a hole set holds configurations that
+        // differ only in the token in progress): keep each target once.
+        for (_, targets) in &mut moves {
+            targets.sort_unstable();
+            targets.dedup();
+        }
         let moves = std::rc::Rc::new(moves);
         self.flow_moves.insert((k, h), moves.clone());
         Ok(moves)
