@@ -24,6 +24,10 @@ fn expr_grammar() -> Grammar {
     let rb = b.terminal("\"]\"", Pattern::Literal("]".into()), 0);
     let ws = b.terminal("WS", Pattern::Regex(" +".into()), 0);
     b.ignore(ws);
+    // A comment: a skipped lexeme that nothing can extend, like C's `/* */`. After one, the
+    // lexer watches no earlier token, which is what lets hole sets drop configurations.
+    let comment = b.terminal("COMMENT", Pattern::Regex(r"\{[a-z]*\}".into()), 0);
+    b.ignore(comment);
     let expr = b.nonterminal("expr");
     let term = b.nonterminal("term");
     b.rule(expr, vec![Symbol::N(term)]);
@@ -63,7 +67,7 @@ fn parses(g: &Grammar, lx: &Lexicon, text: &[u8]) -> bool {
     words.iter().any(|w| r.recognizes(w))
 }
 
-const ALPHABET: &[u8] = b"1a+( )";
+const ALPHABET: &[u8] = b"1a+( ){}";
 
 fn fillers(max_len: usize) -> Vec<Vec<u8>> {
     let mut out = vec![vec![]];
@@ -218,8 +222,22 @@ fn holes_at_both_ends_and_eos_after_partial_lexeme() {
     assert_eq!(verify(&["1+"]), CheckVerdict::NotCompletable);
 }
 
+#[test]
+fn comments_in_holes() {
+    // Only a comment opened in the hole can hold the `}`.
+    assert_eq!(verify(&["1", "}", "+1"]), CheckVerdict::Completable);
+    assert_eq!(verify(&["1", "a}+", ""]), CheckVerdict::Completable);
+    // A comment holds letters only.
+    assert_eq!(verify(&["1", "+}", ""]), CheckVerdict::NotCompletable);
+    // A comment ends a token: `1{}2` is two numbers, which only `[` NUM NUM `]` allows side by
+    // side; a hole before the `}` may also hold `+{`.
+    assert_eq!(verify(&["1{}2"]), CheckVerdict::NotCompletable);
+    assert_eq!(verify(&["[1{", "}2]"]), CheckVerdict::Completable);
+    assert_eq!(verify(&["1", "}2"]), CheckVerdict::Completable);
+}
+
 fn arb_canvas() -> impl Strategy<Value = Vec<String>> {
-    let chunk = prop::collection::vec(prop::sample::select(b"1a+( )w[]".to_vec()), 0..5)
+    let chunk = prop::collection::vec(prop::sample::select(b"1a+( )w[]{}".to_vec()), 0..5)
         .prop_map(|v| String::from_utf8(v).unwrap());
     prop::collection::vec(chunk, 1..=3)
 }
@@ -228,7 +246,7 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(300))]
 
     #[test]
-    fn solid_texts_are_judged_exactly(text in "[1a+( \\[\\]w]{0,8}") {
+    fn solid_texts_are_judged_exactly(text in "[1a+( \\[\\]w{}]{0,8}") {
         let g = expr_grammar();
         let lx = Lexicon::new(&g).unwrap();
         let mut checker = Checker::new(g.clone()).unwrap();

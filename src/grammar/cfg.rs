@@ -16,7 +16,7 @@ use regex_syntax::hir::Hir;
 use super::GrammarError;
 
 /// Index of a terminal in [`Grammar::terminals`].
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct TerminalId(pub u32);
 
 /// Index of a nonterminal in [`Grammar::nonterminals`].

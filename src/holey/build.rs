@@ -108,7 +108,7 @@ pub fn determinize(
                 Some(&id) => id,
                 None => {
                     let seeds = targets.seeds.clone();
-                    let target = builder.closure(&seeds.chunk, &seeds.holes)?;
+                    let target = builder.closure_of(&seeds)?;
                     let id = match ids.get(&target) {
                         Some(&id) => id,
                         None => {
@@ -207,6 +207,7 @@ fn touch<'a>(
     let e = &mut targets[t.index()];
     if !e.from_chunk && e.seeds.chunk.is_empty() && e.seeds.holes.is_empty() {
         touched.push(t);
+        e.seeds.terminal = t;
     }
     e
 }
@@ -238,10 +239,16 @@ struct Targets {
 
 /// Where a move lands before its closure: chunk members and hole members, each sorted and
 /// deduplicated.
+///
+/// A hole member whose flow emits the terminal contributes its flow's targets; those are many
+/// (a hole set holds hundreds of configurations), so the seeds name the hole member instead
+/// (`flows`), and the targets are looked up only when the closure is computed.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 struct Seeds {
+    terminal: TerminalId,
     chunk: Vec<(u32, ConfigId)>,
     holes: Vec<(u32, HoleSetId)>,
+    flows: Vec<(u32, HoleSetId)>,
 }
 
 impl Seeds {
@@ -250,6 +257,8 @@ impl Seeds {
         self.chunk.dedup();
         self.holes.sort_unstable();
         self.holes.dedup();
+        self.flows.sort_unstable();
+        self.flows.dedup();
     }
 }
 
@@ -259,6 +268,7 @@ impl Targets {
         self.from_chunk = false;
         self.seeds.chunk.clear();
         self.seeds.holes.clear();
+        self.seeds.flows.clear();
     }
 }
 
@@ -283,14 +293,31 @@ impl Builder<'_, '_> {
                     .push((hole, h2));
             }
             let flow_moves = self.flow_moves(hole, h)?;
-            for (t, targets) in flow_moves.iter() {
+            for (t, _) in flow_moves.iter() {
                 let e = touch(&mut self.targets, &mut self.touched, *t);
                 e.from_chunk = true;
-                e.seeds.chunk.extend_from_slice(targets);
+                e.seeds.flows.push((hole, h));
             }
         }
         self.touched.sort_unstable();
         Ok(())
+    }
+
+    /// The closure of a move's seeds, with flow references replaced by their targets.
+    fn closure_of(&mut self, seeds: &Seeds) -> Result<Kernel, TooLarge> {
+        if seeds.flows.is_empty() {
+            return self.closure(&seeds.chunk, &seeds.holes);
+        }
+        let mut chunk = seeds.chunk.clone();
+        for &(hole, h) in &seeds.flows {
+            let moves = self.flow_moves(hole, h)?;
+            if let Ok(i) = moves.binary_search_by_key(&seeds.terminal, |(t, _)| *t) {
+                chunk.extend_from_slice(&moves[i].1);
+            }
+        }
+        chunk.sort_unstable();
+        chunk.dedup();
+        self.closure(&chunk, &seeds.holes)
     }
 
     /// The ε-closure (bytes and skipped tokens) of chunk members and hole members, as a kernel.

@@ -187,10 +187,42 @@ impl ConfigTable {
             }
         }
         let mut members: Vec<ConfigId> = seen.into_iter().collect();
-        members.sort_unstable();
+        self.drop_simulated(&mut members);
         let h = self.intern_hole_set(members)?;
         self.closures.insert(key, h);
         Ok(h)
+    }
+
+    /// Drops from `set` every configuration that another member simulates, and sorts it.
+    ///
+    /// `(T, W)` is simulated by `(T, W')` when `W' ⊊ W`: the token in progress moves the same
+    /// way in both, a watch can only kill a run, and an emission carries the watches over, so
+    /// every run of `(T, W)` is a run of `(T, W')` with the same emissions and the same end.
+    /// Dropping `(T, W)` leaves the set's language unchanged, and makes sets that differ only
+    /// in such members equal: a hole set after lexeme `t` differs from one after `t'` mostly
+    /// in the configurations that still watch `t`, which a comment or a non-extendable lexeme
+    /// in the hole makes redundant. Without this, every lexeme a hole can emit leads to a
+    /// subset state of its own.
+    fn drop_simulated(&self, set: &mut Vec<ConfigId>) {
+        let cfg = |c: ConfigId| &self.configs[c as usize];
+        set.sort_unstable_by_key(|&c| (cfg(c).token, cfg(c).watches.len(), c));
+        let mut kept: Vec<ConfigId> = Vec::with_capacity(set.len());
+        let mut group = 0;
+        for &c in set.iter() {
+            let this = cfg(c);
+            if kept.last().is_none_or(|&k| cfg(k).token != this.token) {
+                group = kept.len();
+            }
+            let simulated = kept[group..].iter().any(|&k| {
+                let w = &cfg(k).watches;
+                w.len() < this.watches.len() && w.iter().all(|x| this.watches.contains(x))
+            });
+            if !simulated {
+                kept.push(c);
+            }
+        }
+        kept.sort_unstable();
+        *set = kept;
     }
 
     fn intern_hole_set(&mut self, members: Vec<ConfigId>) -> Result<HoleSetId, TooLarge> {
