@@ -163,3 +163,28 @@ fn tricky_json_canvases() {
     assert_eq!(verdict(&["\"a\\\"", "b"]), NotCompletable);
     assert_eq!(verdict(&["\"a\\x\""]), NotCompletable);
 }
+
+#[test]
+fn completions_prefer_short_fillers() {
+    // A lexeme that ends where a chunk begins lies wholly in the hole and must cost its length:
+    // otherwise every lexeme is free inside a hole and completions grow arbitrary fillers.
+    let mut json = Checker::from_spec("json").unwrap();
+    let mut complete = |c: &mut Checker, parts: &[&str]| {
+        let text = HoleyText {
+            chunks: parts.iter().map(|p| p.as_bytes().to_vec()).collect(),
+        };
+        String::from_utf8(c.complete_text(&text).unwrap().unwrap()).unwrap()
+    };
+    // Where several fillers are equally short, any of them will do: compare lengths.
+    assert_eq!(
+        complete(&mut json, &["[1, ", ", 3]"]).len(),
+        "[1, 0, 3]".len()
+    );
+    // A chunk's first lexeme may also stand for one emitted in the hole (both are one edge of
+    // the deterministic automaton), so `{}` ties with `0` here.
+    assert!(complete(&mut json, &["{\"a\": ", "}"]).len() <= "{\"a\": {}}".len());
+    assert_eq!(complete(&mut json, &["[1", "]"]), "[1]");
+    let mut smiles = Checker::from_spec("smiles").unwrap();
+    assert_eq!(complete(&mut smiles, &["CC", "CC"]), "CCCC");
+    assert_eq!(complete(&mut smiles, &["C(", "C"]).len(), "C(C)C".len());
+}

@@ -205,7 +205,8 @@ fn touch<'a>(
     t: TerminalId,
 ) -> &'a mut Targets {
     let e = &mut targets[t.index()];
-    if !e.from_chunk && e.seeds.chunk.is_empty() && e.seeds.holes.is_empty() {
+    if !e.touched {
+        e.touched = true;
         touched.push(t);
         e.seeds.terminal = t;
     }
@@ -213,7 +214,16 @@ fn touch<'a>(
 }
 
 /// The emission targets of a set of members, by terminal.
-type MovesByTerminal = Vec<(TerminalId, Vec<(u32, ConfigId)>)>;
+type MovesByTerminal = Vec<FlowMove>;
+
+/// What a hole set's flow emits for one terminal: the targets, and whether some of those
+/// lexemes end past the chunk's first place. A lexeme that ends right where the chunk begins
+/// lies wholly in the hole, so it costs what a lexeme emitted in the hole costs.
+struct FlowMove {
+    terminal: TerminalId,
+    in_chunk: bool,
+    targets: Vec<(u32, ConfigId)>,
+}
 
 struct Builder<'a, 't> {
     lx: &'a Lexicon,
@@ -233,6 +243,7 @@ struct Builder<'a, 't> {
 /// members.
 #[derive(Default)]
 struct Targets {
+    touched: bool,
     from_chunk: bool,
     seeds: Seeds,
 }
@@ -265,6 +276,7 @@ impl Seeds {
 impl Targets {
     /// Empties the targets, keeping their buffers for the next kernel.
     fn clear(&mut self) {
+        self.touched = false;
         self.from_chunk = false;
         self.seeds.chunk.clear();
         self.seeds.holes.clear();
@@ -293,9 +305,9 @@ impl Builder<'_, '_> {
                     .push((hole, h2));
             }
             let flow_moves = self.flow_moves(hole, h)?;
-            for (t, _) in flow_moves.iter() {
-                let e = touch(&mut self.targets, &mut self.touched, *t);
-                e.from_chunk = true;
+            for m in flow_moves.iter() {
+                let e = touch(&mut self.targets, &mut self.touched, m.terminal);
+                e.from_chunk |= m.in_chunk;
                 e.seeds.flows.push((hole, h));
             }
         }
@@ -311,8 +323,8 @@ impl Builder<'_, '_> {
         let mut chunk = seeds.chunk.clone();
         for &(hole, h) in &seeds.flows {
             let moves = self.flow_moves(hole, h)?;
-            if let Ok(i) = moves.binary_search_by_key(&seeds.terminal, |(t, _)| *t) {
-                chunk.extend_from_slice(&moves[i].1);
+            if let Ok(i) = moves.binary_search_by_key(&seeds.terminal, |m| m.terminal) {
+                chunk.extend_from_slice(&moves[i].targets);
             }
         }
         chunk.sort_unstable();
@@ -449,14 +461,22 @@ impl Builder<'_, '_> {
                 }
             }
         }
-        let mut moves: MovesByTerminal = by_terminal.into_iter().collect();
-        moves.sort_unstable_by_key(|(t, _)| *t);
-        // Many members emit into the same configuration (a hole set holds configurations that
-        // differ only in the token in progress): keep each target once.
-        for (_, targets) in &mut moves {
-            targets.sort_unstable();
-            targets.dedup();
-        }
+        let entry = self.places.base[k as usize + 1];
+        let mut moves: MovesByTerminal = by_terminal
+            .into_iter()
+            .map(|(terminal, mut targets)| {
+                // Many members emit into the same configuration (a hole set holds
+                // configurations that differ only in the token in progress): keep each once.
+                targets.sort_unstable();
+                targets.dedup();
+                FlowMove {
+                    terminal,
+                    in_chunk: targets.iter().any(|&(place, _)| place > entry),
+                    targets,
+                }
+            })
+            .collect();
+        moves.sort_unstable_by_key(|m| m.terminal);
         let moves = std::rc::Rc::new(moves);
         self.flow_moves.insert((k, h), moves.clone());
         Ok(moves)
