@@ -169,7 +169,7 @@ fn completions_prefer_short_fillers() {
     // A lexeme that ends where a chunk begins lies wholly in the hole and must cost its length:
     // otherwise every lexeme is free inside a hole and completions grow arbitrary fillers.
     let mut json = Checker::from_spec("json").unwrap();
-    let mut complete = |c: &mut Checker, parts: &[&str]| {
+    let complete = |c: &mut Checker, parts: &[&str]| {
         let text = HoleyText {
             chunks: parts.iter().map(|p| p.as_bytes().to_vec()).collect(),
         };
