@@ -34,7 +34,13 @@ pub fn minimize(raw: &RawDfa) -> LexemeDfa {
             }
         }
     }
-    let num_symbols = symbols.len() as u32;
+    // The symbols on edges into each state: a splitter (block, symbol) marks nothing unless
+    // the symbol leads into the block, so only such pairs are ever queued (a chain of text
+    // states, one symbol into each, would otherwise queue every symbol for every block).
+    let mut into: Vec<Vec<u32>> = vec![Vec::new(); n];
+    for &(a, to) in inverse.keys() {
+        into[to as usize].push(a);
+    }
     let mut part = Partition::new(n, |q| {
         if !live[q] {
             2
@@ -46,11 +52,13 @@ pub fn minimize(raw: &RawDfa) -> LexemeDfa {
     });
     let mut work: Vec<(u32, u32)> = Vec::new();
     let mut queued: HashSet<(u32, u32)> = HashSet::new();
+    let mut syms: Vec<u32> = Vec::new();
     for b in 0..part.num_blocks() as u32 {
         if part.is_sink_class(b, &live) {
             continue;
         }
-        for a in 0..num_symbols {
+        symbols_into(&part, b, &into, &mut syms);
+        for &a in &syms {
             work.push((b, a));
             queued.insert((b, a));
         }
@@ -66,23 +74,38 @@ pub fn minimize(raw: &RawDfa) -> LexemeDfa {
             }
         }
         for (old, new) in part.split_marked() {
-            for sym in 0..num_symbols {
-                if queued.contains(&(old, sym)) {
-                    work.push((new, sym));
-                    queued.insert((new, sym));
-                } else {
-                    let smaller = if part.size(old) <= part.size(new) {
-                        old
-                    } else {
-                        new
-                    };
-                    work.push((smaller, sym));
-                    queued.insert((smaller, sym));
+            let smaller = if part.size(old) <= part.size(new) {
+                old
+            } else {
+                new
+            };
+            // Hopcroft: where (old, a) is still queued, (new, a) joins it; otherwise the
+            // smaller half suffices. Symbols with no edge into a half need no entry.
+            symbols_into(&part, new, &into, &mut syms);
+            for &a in &syms {
+                if queued.contains(&(old, a)) && queued.insert((new, a)) {
+                    work.push((new, a));
+                }
+            }
+            symbols_into(&part, smaller, &into, &mut syms);
+            for &a in &syms {
+                if !queued.contains(&(old, a)) && queued.insert((smaller, a)) {
+                    work.push((smaller, a));
                 }
             }
         }
     }
     assemble(raw, &live, &part)
+}
+
+/// The distinct symbols on edges into the members of block `b`, into `out`.
+fn symbols_into(part: &Partition, b: u32, into: &[Vec<u32>], out: &mut Vec<u32>) {
+    out.clear();
+    for &q in part.members(b) {
+        out.extend_from_slice(&into[q as usize]);
+    }
+    out.sort_unstable();
+    out.dedup();
 }
 
 /// `live[q]`: q reaches an accepting state.
