@@ -413,6 +413,7 @@ fn tricky_cases() {
         "class A : public B { public: A(int v) : x(v) {} ~A() {} int get() const { return x; } private: int x; };",
         "template <typename T> T sq(T x) { return x * x; }",
         "typedef long long ll; using pii = pair<int, int>;",
+        "int x;;\nstruct S { int a;; };",
         "",
     ];
     for src in good {
