@@ -1,24 +1,31 @@
 //! The diffusion runtime: masked diffusion language models on candle (one file per family:
-//! [`llada`], [`dream`]) and tokenizer glue ([`tokens`]).
+//! [`llada`], [`dream`]), tokenizer glue ([`tokens`]), the authors' samplers ([`sampler`]) and
+//! grammar-constrained generation ([`generate`], [`constraint`]).
 //!
 //! Every model implements [`Model`], so samplers never care which family they drive. This
 //! module sees the [`Checker`](crate::checker::Checker) only through its public face.
 
 pub mod checkpoint;
+pub mod constraint;
 pub mod dream;
 pub mod error;
+pub mod generate;
 pub mod layers;
 pub mod llada;
 pub mod rng;
+pub mod sampler;
 pub mod tokens;
 
 use std::path::Path;
 
 use candle_core::{DType, Device, Tensor};
 
+pub use constraint::{Constraint, ConstraintStats, TokenTable};
 pub use dream::Dream;
 pub use error::{DiffusionError, Result};
+pub use generate::{generate, GenerateOptions, Generation, GenerationStats};
 pub use llada::LLaDA;
+pub use sampler::{DreamAlg, DreamSampler, LLaDASampler, Remasking, Sampler};
 pub use tokens::{ChatTemplate, Tokens};
 
 /// The model families.

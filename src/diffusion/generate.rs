@@ -1,0 +1,207 @@
+//! The generation loop, unconstrained or under a grammar. Each step runs the model once (twice
+//! with classifier-free guidance), asks the sampler for its proposals, and places up to the
+//! step's `k` tokens: unconstrained, the first `k` proposals; constrained, proposal by proposal,
+//! each checked against the canvas that already holds the earlier ones, a rejected pair
+//! removed and the next best proposed. After `max_resamples` rejections in a generation the
+//! output is finished by the checker's completion; so is an output the schedule left with masks.
+
+use std::time::{Duration, Instant};
+
+use candle_core::{Device, Tensor};
+
+use super::constraint::{Constraint, TokenTable};
+use super::error::{DiffusionError, Result};
+use super::rng::Rng;
+use super::sampler::Sampler;
+use super::Model;
+
+/// Settings of one generation.
+#[derive(Clone, Debug)]
+pub struct GenerateOptions {
+    /// Number of generated positions after the prompt.
+    pub gen_length: usize,
+    pub seed: u64,
+    /// Rejections after which a constrained generation is finished by completion.
+    pub max_resamples: u64,
+}
+
+impl GenerateOptions {
+    pub fn new(gen_length: usize, seed: u64) -> GenerateOptions {
+        GenerateOptions {
+            gen_length,
+            seed,
+            max_resamples: 100,
+        }
+    }
+}
+
+/// What one generation cost.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct GenerationStats {
+    pub forward_passes: u64,
+    pub steps: u64,
+    pub checks: u64,
+    pub rejections: u64,
+    pub model_time: Duration,
+    pub checker_time: Duration,
+    pub sampler_time: Duration,
+    /// Whether the output was finished by the checker's completion.
+    pub fallback: bool,
+}
+
+/// The result of one generation.
+#[derive(Clone, Debug)]
+pub struct Generation {
+    /// The generated ids (masks where nothing was placed, EOS after an accepted EOS).
+    pub ids: Vec<u32>,
+    /// The output text: bytes up to the first EOS, or the completion if `stats.fallback`.
+    pub text: Vec<u8>,
+    pub stats: GenerationStats,
+}
+
+/// Generates `options.gen_length` tokens after `prompt` with `sampler`, under `constraint`
+/// if given (a constraint over `gen_length` positions, typically fresh).
+pub fn generate(
+    model: &dyn Model,
+    sampler: &mut dyn Sampler,
+    table: &TokenTable,
+    prompt: &[u32],
+    options: &GenerateOptions,
+    mut constraint: Option<&mut Constraint<'_>>,
+) -> Result<Generation> {
+    let mask = model.mask_token_id();
+    let n = options.gen_length;
+    let p = prompt.len();
+    if let Some(c) = constraint.as_deref() {
+        if c.canvas().cells.len() != n {
+            return Err(DiffusionError::Sampler(format!(
+                "the constraint covers {} positions, gen_length is {n}",
+                c.canvas().cells.len()
+            )));
+        }
+    }
+    sampler.begin(p, n)?;
+    let mut rng = Rng::new(options.seed);
+    let mut ids: Vec<u32> = prompt.to_vec();
+    ids.extend(std::iter::repeat_n(mask, n));
+    let mut stats = GenerationStats::default();
+    let banned = [mask];
+    let before = constraint.as_deref().map(|c| c.stats()).unwrap_or_default();
+    let mut gave_up = false;
+    'steps: while let Some(plan) = sampler.plan(&ids, mask, &mut rng) {
+        stats.steps += 1;
+        let t0 = Instant::now();
+        let rows = logits_rows(
+            model,
+            &ids,
+            p,
+            sampler.cfg_scale(),
+            &plan.candidates,
+            &mut stats,
+        )?;
+        stats.model_time += t0.elapsed();
+        let t1 = Instant::now();
+        let mut props = sampler.proposals(&plan, rows, &banned, &mut rng);
+        let Some(c) = constraint.as_deref_mut() else {
+            for (pos, tok) in props.top_k(plan.k) {
+                ids[pos] = tok;
+            }
+            stats.sampler_time += t1.elapsed();
+            continue;
+        };
+        let check_before = c.stats().checker_time;
+        let mut placed = 0;
+        while placed < plan.k {
+            let Some((pos, tok)) = props.next_best() else {
+                break;
+            };
+            if pos < p {
+                // A masked prompt position: not part of the constrained output.
+                ids[pos] = tok;
+                props.accept(pos);
+                placed += 1;
+                continue;
+            }
+            if c.check(pos - p, tok) {
+                ids[pos] = tok;
+                props.accept(pos);
+                placed += 1;
+                for q in c.accept(pos - p, tok) {
+                    ids[q + p] = tok;
+                    props.accept(q + p);
+                }
+            } else {
+                props.reject(pos, tok);
+                if c.stats().rejections - before.rejections >= options.max_resamples {
+                    gave_up = true;
+                    break 'steps;
+                }
+            }
+        }
+        let ct = c.stats().checker_time;
+        stats.sampler_time += t1.elapsed().saturating_sub(ct - check_before);
+        stats.checker_time = ct - before.checker_time;
+        if c.is_complete() {
+            break;
+        }
+    }
+    let text = match constraint {
+        Some(c) => {
+            let s = c.stats();
+            stats.checks = s.checks - before.checks;
+            stats.rejections = s.rejections - before.rejections;
+            if gave_up || !c.is_complete() {
+                stats.fallback = true;
+                let t = c.completion()?;
+                stats.checker_time = c.stats().checker_time - before.checker_time;
+                t
+            } else {
+                table.text(&ids[p..], mask)
+            }
+        }
+        None => table.text(&ids[p..], mask),
+    };
+    Ok(Generation {
+        ids: ids[p..].to_vec(),
+        text,
+        stats,
+    })
+}
+
+/// Runs the model on `ids` and returns the logits rows of `positions` (with guidance if
+/// `cfg > 0`: a second row of the batch with the prompt masked).
+fn logits_rows(
+    model: &dyn Model,
+    ids: &[u32],
+    prompt_len: usize,
+    cfg: f64,
+    positions: &[usize],
+    stats: &mut GenerationStats,
+) -> Result<Vec<Vec<f32>>> {
+    let device: &Device = model.device();
+    let len = ids.len();
+    let index = Tensor::from_vec(
+        positions.iter().map(|&i| i as u32).collect::<Vec<_>>(),
+        positions.len(),
+        device,
+    )?;
+    stats.forward_passes += 1;
+    if cfg > 0.0 {
+        let mut both = ids.to_vec();
+        let mask = model.mask_token_id();
+        both.extend(
+            ids.iter()
+                .enumerate()
+                .map(|(i, &t)| if i < prompt_len { mask } else { t }),
+        );
+        let x = Tensor::from_vec(both, (2, len), device)?;
+        let logits = model.forward(&x)?;
+        let cond = logits.get(0)?.index_select(&index, 0)?;
+        let un = logits.get(1)?.index_select(&index, 0)?;
+        let guided = (&un + ((cond - &un)? * (cfg + 1.0))?)?;
+        return Ok(guided.to_vec2::<f32>()?);
+    }
+    let x = Tensor::from_vec(ids.to_vec(), (1, len), device)?;
+    let logits = model.forward(&x)?;
+    Ok(logits.get(0)?.index_select(&index, 0)?.to_vec2::<f32>()?)
+}
