@@ -70,7 +70,8 @@ fn trace(
     let mut steps = Vec::new();
     while let Some(plan) = s.plan(ids, MASK, &mut rng) {
         let rows = plan.candidates.iter().map(|&p| logits(p)).collect();
-        let mut props = s.proposals(&plan, rows, &[MASK], &mut rng);
+        let banned = vec![vec![MASK]; plan.candidates.len()];
+        let mut props = s.proposals(&plan, rows, &banned, &mut rng);
         let mut filled: Vec<usize> = props
             .top_k(plan.k)
             .into_iter()
@@ -173,7 +174,7 @@ fn rejection_proposes_the_next_best_token() {
         vec![0.0, 0.0, 0.0, 0.0, 2.5, 0.0, 0.0, 0.0],
     ];
     let mut rng = Rng::new(0);
-    let mut p = s.proposals(&plan, rows, &[MASK], &mut rng);
+    let mut p = s.proposals(&plan, rows, &[vec![MASK], vec![MASK]], &mut rng);
     // Softmax probabilities: row 0 [.30, .11, .04, ..., mask .49], row 1 [.05, ..., .64, ...].
     assert_eq!(p.next_best(), Some((1, 4)));
     p.reject(1, 4);
@@ -259,7 +260,7 @@ fn first_pick(alg: DreamAlg) -> usize {
         k: 1,
     };
     let mut rng = Rng::new(0);
-    s.proposals(&plan, vec![row0, row1], &[MASK], &mut rng)
+    s.proposals(&plan, vec![row0, row1], &[vec![MASK], vec![MASK]], &mut rng)
         .next_best()
         .unwrap()
         .0

@@ -45,8 +45,14 @@ pub struct GenerationStats {
     pub model_time: Duration,
     pub checker_time: Duration,
     pub sampler_time: Duration,
-    /// Whether the output was finished by the checker's completion.
+    /// Whether the output was finished by the checker's completion (after `max_resamples`
+    /// rejections, or with positions the schedule left masked).
     pub fallback: bool,
+    /// Whether `max_resamples` rejections ended the generation.
+    pub gave_up: bool,
+    /// Positions still masked when the generation ended (the completion filled their holes,
+    /// possibly with nothing: a hole may be empty, a position cannot).
+    pub unfilled: usize,
 }
 
 /// The result of one generation.
@@ -85,7 +91,9 @@ pub fn generate(
     let mut ids: Vec<u32> = prompt.to_vec();
     ids.extend(std::iter::repeat_n(mask, n));
     let mut stats = GenerationStats::default();
-    let banned = [mask];
+    // Rejected pairs stay rejected: the canvas only grows, so a token that cannot be
+    // completed at a position now never can be later.
+    let mut dead: Vec<Vec<u32>> = vec![vec![mask]; n];
     let before = constraint.as_deref().map(|c| c.stats()).unwrap_or_default();
     let mut gave_up = false;
     'steps: while let Some(plan) = sampler.plan(&ids, mask, &mut rng) {
@@ -101,6 +109,17 @@ pub fn generate(
         )?;
         stats.model_time += t0.elapsed();
         let t1 = Instant::now();
+        let banned: Vec<Vec<u32>> = plan
+            .candidates
+            .iter()
+            .map(|&c| {
+                if c >= p {
+                    dead[c - p].clone()
+                } else {
+                    vec![mask]
+                }
+            })
+            .collect();
         let mut props = sampler.proposals(&plan, rows, &banned, &mut rng);
         let Some(c) = constraint.as_deref_mut() else {
             for (pos, tok) in props.top_k(plan.k) {
@@ -132,6 +151,7 @@ pub fn generate(
                 }
             } else {
                 props.reject(pos, tok);
+                dead[pos - p].push(tok);
                 if c.stats().rejections - before.rejections >= options.max_resamples {
                     gave_up = true;
                     break 'steps;
@@ -150,6 +170,8 @@ pub fn generate(
             let s = c.stats();
             stats.checks = s.checks - before.checks;
             stats.rejections = s.rejections - before.rejections;
+            stats.gave_up = gave_up;
+            stats.unfilled = c.canvas().num_masks();
             if gave_up || !c.is_complete() {
                 stats.fallback = true;
                 let t = c.completion()?;

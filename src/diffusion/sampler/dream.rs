@@ -197,7 +197,7 @@ impl Sampler for DreamSampler {
         &self,
         plan: &StepPlan,
         rows: Vec<Vec<f32>>,
-        banned: &[u32],
+        banned: &[Vec<u32>],
         rng: &mut Rng,
     ) -> Proposals {
         let policy = DreamPolicy {

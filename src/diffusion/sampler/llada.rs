@@ -149,7 +149,7 @@ impl Sampler for LLaDASampler {
         &self,
         plan: &StepPlan,
         rows: Vec<Vec<f32>>,
-        banned: &[u32],
+        banned: &[Vec<u32>],
         rng: &mut Rng,
     ) -> Proposals {
         let policy = LLaDAPolicy {

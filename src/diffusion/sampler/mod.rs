@@ -17,6 +17,8 @@ mod llada;
 pub use dream::{DreamAlg, DreamSampler};
 pub use llada::{LLaDASampler, Remasking};
 
+use hashbrown::HashSet;
+
 use super::error::Result;
 use super::rng::Rng;
 
@@ -36,12 +38,13 @@ pub trait Sampler {
     /// fill nothing are skipped (they would not change the ids).
     fn plan(&mut self, ids: &[u32], mask_id: u32, rng: &mut Rng) -> Option<StepPlan>;
     /// The proposal queue for a planned step from the logits rows of its candidates (in the
-    /// plan's order). `banned` tokens are never proposed (the mask token).
+    /// plan's order). `banned[i]` are tokens never proposed at candidate i (the mask token;
+    /// pairs a constraint rejected in earlier steps).
     fn proposals(
         &self,
         plan: &StepPlan,
         rows: Vec<Vec<f32>>,
-        banned: &[u32],
+        banned: &[Vec<u32>],
         rng: &mut Rng,
     ) -> Proposals;
     /// Classifier-free guidance scale (0: none). With a scale, the model runs a second pass
@@ -68,7 +71,7 @@ pub(crate) struct Row {
     pub fixed: f64,
     /// Probabilities the policy derived from the logits, cached after the first choice.
     pub probs: Vec<f32>,
-    pub banned: Vec<u32>,
+    pub banned: HashSet<u32>,
     pub current: Option<(u32, f64)>,
     pub done: bool,
 }
@@ -90,7 +93,7 @@ impl Proposals {
     pub(crate) fn new(
         positions: &[usize],
         rows: Vec<Vec<f32>>,
-        banned: &[u32],
+        banned: &[Vec<u32>],
         policy: Box<dyn RowPolicy>,
         rng: &mut Rng,
         fixed: impl Fn(&mut Rng) -> f64,
@@ -99,13 +102,14 @@ impl Proposals {
         let mut rows: Vec<Row> = positions
             .iter()
             .zip(rows)
-            .map(|(&position, logits)| Row {
+            .enumerate()
+            .map(|(i, (&position, logits))| Row {
                 position,
                 logits,
                 seed: local.next_u64(),
                 fixed: fixed(&mut local),
                 probs: Vec::new(),
-                banned: banned.to_vec(),
+                banned: banned.get(i).into_iter().flatten().copied().collect(),
                 current: None,
                 done: false,
             })
@@ -158,9 +162,7 @@ impl Proposals {
     /// proposes its next best token.
     pub fn reject(&mut self, position: usize, token: u32) {
         if let Some(r) = self.rows.iter_mut().find(|r| r.position == position) {
-            if !r.banned.contains(&token) {
-                r.banned.push(token);
-            }
+            r.banned.insert(token);
             r.current = self.policy.choose(r, &mut self.rng);
             r.done = r.current.is_none();
         }
