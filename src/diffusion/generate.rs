@@ -4,6 +4,28 @@
 //! each checked against the canvas that already holds the earlier ones, a rejected pair
 //! removed and the next best proposed. After `max_resamples` rejections in a generation the
 //! output is finished by the checker's completion; so is an output the schedule left with masks.
+//!
+//! ```no_run
+//! use std::path::Path;
+//! use candle_core::{DType, Device};
+//! use lacuna::checker::Checker;
+//! use lacuna::diffusion::{self, generate, ChatTemplate, Constraint, GenerateOptions, LLaDASampler,
+//!                         TokenTable, Tokens};
+//!
+//! let dir = Path::new("models/LLaDA-8B-Instruct");
+//! let model = diffusion::load(dir, DType::BF16, &Device::Cpu).unwrap();
+//! let tokens = Tokens::load(&dir.join("tokenizer.json")).unwrap();
+//! let template = ChatTemplate::for_family(model.family());
+//! let prompt = template.render(None, "Give me a JSON object with a name.", "```json\n");
+//! let eot = tokens.token_id(template.end_of_turn()).unwrap();
+//! let table = TokenTable::from_tokens(&tokens, &[model.eos_token_id(), eot]);
+//! let mut checker = Checker::from_spec("json+fence").unwrap();
+//! let mut constraint = Constraint::new(&mut checker, &table, 128);
+//! let mut sampler = LLaDASampler::new(64, 32); // steps, block_length
+//! let out = generate(model.as_ref(), &mut sampler, &table, &tokens.encode(&prompt).unwrap(),
+//!                    &GenerateOptions::new(128, 42), Some(&mut constraint)).unwrap();
+//! println!("{}", String::from_utf8_lossy(&out.text));
+//! ```
 
 use std::time::{Duration, Instant};
 
