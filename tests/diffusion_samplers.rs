@@ -329,3 +329,65 @@ fn unconstrained_eos_does_not_fill_the_rest() {
     assert_eq!(g.text, b"c");
     assert_eq!(g.stats.forward_passes, 4);
 }
+
+#[test]
+fn constrained_eos_fills_the_rest_and_rejections_move_on() {
+    use lacuna::checker::Checker;
+    use lacuna::diffusion::Constraint;
+    // Bytes: token 0 is `[`, 1 is `]`, 2 is `x`; 6 is EOS.
+    let mut bytes: Vec<Vec<u8>> = (0..V as u8).map(|b| vec![b'a' + b]).collect();
+    bytes[0] = b"[".to_vec();
+    bytes[1] = b"]".to_vec();
+    bytes[2] = b"x".to_vec();
+    let table = TokenTable::new(bytes, &[EOS]);
+    let grammar = lacuna::grammar::lark::parse("start: \"[\" \"]\"\n", "t.lark").unwrap();
+    let mut checker = Checker::new(grammar).unwrap();
+    // Most confident: EOS at 2; then `x` at 0 (rejected: the next best there is `[`); `]` at 1.
+    let model = Fake(|p, _: &[u32]| match p {
+        0 => {
+            let mut l = one_hot(2, 5.0);
+            l[0] = 4.0;
+            l
+        }
+        1 => one_hot(1, 3.0),
+        2 => one_hot(EOS as usize, 9.0),
+        _ => one_hot(2, 1.0),
+    });
+    let mut c = Constraint::new(&mut checker, &table, 4);
+    let mut s = LLaDASampler::new(4, 4);
+    let g = generate(
+        &model,
+        &mut s,
+        &table,
+        &[],
+        &GenerateOptions::new(4, 0),
+        Some(&mut c),
+    )
+    .unwrap();
+    assert_eq!(g.ids, vec![0, 1, EOS, EOS]);
+    assert_eq!(g.text, b"[]");
+    assert!(!g.stats.fallback);
+    assert_eq!(g.stats.rejections, 1);
+    // Step 1 places EOS (and fills position 3), steps 2 and 3 the brackets; step 4 has nothing
+    // left to fill and runs no forward pass.
+    assert_eq!(g.stats.forward_passes, 3);
+}
+
+#[test]
+fn resample_limit_falls_back_to_the_completion() {
+    use lacuna::checker::Checker;
+    use lacuna::diffusion::Constraint;
+    let grammar = lacuna::grammar::lark::parse("start: \"bb\"\n", "t.lark").unwrap();
+    let mut checker = Checker::new(grammar).unwrap();
+    // The model insists on `a` (token 0) everywhere; `b` is token 1.
+    let model = Fake(|_, _: &[u32]| one_hot(0, 5.0));
+    let t = table();
+    let mut c = Constraint::new(&mut checker, &t, 4);
+    let mut s = LLaDASampler::new(4, 4);
+    let mut opts = GenerateOptions::new(4, 0);
+    opts.max_resamples = 3;
+    let g = generate(&model, &mut s, &t, &[], &opts, Some(&mut c)).unwrap();
+    assert!(g.stats.fallback && g.stats.gave_up);
+    assert_eq!(g.stats.rejections, 3);
+    assert_eq!(g.text, b"bb");
+}
