@@ -236,19 +236,46 @@ struct DreamPolicy {
 /// Dream's `top_p_logits`: keep the smallest prefix of the sorted tokens whose cumulative
 /// probability exceeds `p` (the first token always kept); the rest get `f32::MIN`.
 pub fn top_p_filter(logits: &mut [f32], p: f64) {
-    let mut order: Vec<usize> = (0..logits.len()).collect();
-    order.sort_by(|&a, &b| logits[b].total_cmp(&logits[a]).then(a.cmp(&b)));
-    let sorted: Vec<f32> = order.iter().map(|&i| logits[i]).collect();
-    let probs = softmax32(&sorted);
-    let mut cum = 0f32;
-    let mut remove_prev = false;
-    for (rank, &i) in order.iter().enumerate() {
-        cum += probs[rank];
-        // Shifted right by one: a token goes when the cumulative sum before it exceeded p.
-        if rank > 0 && remove_prev {
-            logits[i] = f32::MIN;
+    let n = logits.len();
+    if n == 0 {
+        return;
+    }
+    let probs = softmax32(logits);
+    let desc = |a: &usize, b: &usize| logits[*b].total_cmp(&logits[*a]).then(a.cmp(b));
+    // Sort only the head of the distribution: the top m tokens, m growing until the kept
+    // prefix ends inside them (usually at once: the kept set is small).
+    let mut m = n.min(64);
+    let keep: Vec<usize> = loop {
+        let mut idx: Vec<usize> = (0..n).collect();
+        if m < n {
+            idx.select_nth_unstable_by(m - 1, desc);
+            idx.truncate(m);
         }
-        remove_prev = cum as f64 > p;
+        idx.sort_by(desc);
+        let mut cum = 0f32;
+        let mut kept = 0;
+        for (rank, &i) in idx.iter().enumerate() {
+            // Shifted right by one: a token goes when the cumulative sum before it exceeds p.
+            if rank > 0 && cum as f64 > p {
+                break;
+            }
+            cum += probs[i];
+            kept = rank + 1;
+        }
+        if kept < m || m == n {
+            idx.truncate(kept);
+            break idx;
+        }
+        m = n.min(m * 8);
+    };
+    let mut kept = vec![false; n];
+    for i in keep {
+        kept[i] = true;
+    }
+    for (l, k) in logits.iter_mut().zip(kept) {
+        if !k {
+            *l = f32::MIN;
+        }
     }
 }
 
@@ -258,9 +285,9 @@ pub fn top_k_filter(logits: &mut [f32], k: usize) {
     if k == 0 {
         return;
     }
-    let mut sorted = logits.to_vec();
-    sorted.sort_by(|a, b| b.total_cmp(a));
-    let kth = sorted[k - 1];
+    let mut values = logits.to_vec();
+    let (_, kth, _) = values.select_nth_unstable_by(k - 1, |a, b| b.total_cmp(a));
+    let kth = *kth;
     for l in logits.iter_mut() {
         if *l < kth {
             *l = f32::MIN;
@@ -360,6 +387,30 @@ mod tests {
         let mut l = vec![0.0f32, 3.0, 2.0, 1.0];
         top_p_filter(&mut l, 0.5);
         assert_eq!(l, vec![f32::MIN, 3.0, f32::MIN, f32::MIN]);
+    }
+
+    #[test]
+    fn top_p_on_a_long_row_matches_the_full_sort() {
+        let mut r = Rng::new(5);
+        for p in [0.1, 0.5, 0.9, 0.999] {
+            let row: Vec<f32> = (0..5000).map(|_| (r.uniform() * 12.0) as f32).collect();
+            let mut fast = row.clone();
+            top_p_filter(&mut fast, p);
+            // Reference: the full sort.
+            let mut order: Vec<usize> = (0..row.len()).collect();
+            order.sort_by(|&a, &b| row[b].total_cmp(&row[a]));
+            let probs = softmax32(&row);
+            let mut want = vec![f32::MIN; row.len()];
+            let mut cum = 0f32;
+            for (rank, &i) in order.iter().enumerate() {
+                if rank > 0 && cum as f64 > p {
+                    break;
+                }
+                cum += probs[i];
+                want[i] = row[i];
+            }
+            assert_eq!(fast, want, "p = {p}");
+        }
     }
 
     #[test]
