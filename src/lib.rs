@@ -8,6 +8,7 @@ pub mod canvas;
 pub mod checker;
 pub mod cli;
 pub mod complete;
+pub mod diffusion;
 pub mod grammar;
 pub mod holey;
 pub mod intersect;

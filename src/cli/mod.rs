@@ -1,6 +1,7 @@
 //! The `lacuna` command: one file per subcommand, this file only dispatches.
 
 mod check;
+mod generate;
 mod grammar;
 
 use std::process::ExitCode;
@@ -19,6 +20,8 @@ struct Cli {
 enum Command {
     /// Check canvases (JSON lines) for completability; print verdicts (JSON lines).
     Check(check::CheckArgs),
+    /// Generate with a LLaDA or Dream checkpoint, under a grammar if one is given.
+    Generate(Box<generate::GenerateArgs>),
     /// Inspect grammars: sizes before and after normalization, rules.
     #[command(subcommand)]
     Grammar(grammar::GrammarCommand),
@@ -29,6 +32,7 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Check(args) => check::run(args),
+        Command::Generate(args) => generate::run(*args),
         Command::Grammar(cmd) => grammar::run(cmd).map(|()| true).map_err(|e| e.to_string()),
     };
     match result {

@@ -1,0 +1,267 @@
+//! Hugging Face-style checkpoint folders: `config.json`, and weights in `model.safetensors` or
+//! shards listed by `model.safetensors.index.json`, stored as f32, f16 or bf16 and converted to
+//! the compute dtype on load. Errors name the file and the field or tensor at fault.
+
+use std::collections::{BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+
+use candle_core::{DType, Device, Shape, Tensor};
+use candle_nn::VarBuilder;
+use serde::de::DeserializeOwned;
+use serde::Deserialize;
+
+use super::error::{DiffusionError, Result};
+
+/// The name of the config file in a checkpoint folder.
+pub const CONFIG_FILE: &str = "config.json";
+const SINGLE_FILE: &str = "model.safetensors";
+const INDEX_FILE: &str = "model.safetensors.index.json";
+
+/// Reads a JSON file into `T`; syntax errors and data errors (a missing or mistyped field,
+/// which serde names) both name the file.
+pub fn read_json<T: DeserializeOwned>(path: &Path) -> Result<T> {
+    let text = std::fs::read_to_string(path).map_err(|source| DiffusionError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    serde_json::from_str(&text).map_err(|e| json_error(path, &text, e))
+}
+
+fn json_error(path: &Path, text: &str, e: serde_json::Error) -> DiffusionError {
+    if e.is_data() {
+        let msg = e.to_string();
+        // serde names a missing field between backticks ("missing field `d_model`"); for a
+        // mistyped value, the field is the last key before the error's position.
+        let field = msg
+            .split('`')
+            .nth(1)
+            .map(str::to_string)
+            .or_else(|| key_before(text, e.line(), e.column()))
+            .unwrap_or_else(|| "?".to_string());
+        DiffusionError::Field {
+            path: path.to_path_buf(),
+            field,
+            reason: msg,
+        }
+    } else {
+        DiffusionError::Json {
+            path: path.to_path_buf(),
+            source: e,
+        }
+    }
+}
+
+/// The last JSON object key before (1-based) `line`/`column` of `text`.
+fn key_before(text: &str, line: usize, column: usize) -> Option<String> {
+    let offset: usize = text
+        .split_inclusive('\n')
+        .take(line.saturating_sub(1))
+        .map(str::len)
+        .sum::<usize>()
+        + column;
+    let head = text.get(..offset.min(text.len()))?;
+    let colon = head.rfind("\":")?;
+    let open = head[..colon].rfind('"')?;
+    Some(head[open + 1..colon].to_string())
+}
+
+/// Reads the `model_type` field of a checkpoint's config.
+pub fn model_type(dir: &Path) -> Result<String> {
+    #[derive(Deserialize)]
+    struct Head {
+        model_type: String,
+    }
+    let head: Head = read_json(&dir.join(CONFIG_FILE))?;
+    Ok(head.model_type)
+}
+
+/// A field error for `config.json` in `dir` (for checks serde cannot express).
+pub fn field_error(dir: &Path, field: &str, reason: impl Into<String>) -> DiffusionError {
+    DiffusionError::Field {
+        path: dir.join(CONFIG_FILE),
+        field: field.to_string(),
+        reason: reason.into(),
+    }
+}
+
+/// The weight files of a checkpoint folder: the single file, or the shards named in the index.
+pub fn weight_files(dir: &Path) -> Result<Vec<PathBuf>> {
+    let single = dir.join(SINGLE_FILE);
+    if single.is_file() {
+        return Ok(vec![single]);
+    }
+    let index = dir.join(INDEX_FILE);
+    if !index.is_file() {
+        return Err(DiffusionError::NoWeights {
+            dir: dir.to_path_buf(),
+        });
+    }
+    #[derive(Deserialize)]
+    struct Index {
+        weight_map: HashMap<String, String>,
+    }
+    let idx: Index = read_json(&index)?;
+    let files: BTreeSet<&String> = idx.weight_map.values().collect();
+    if files.is_empty() {
+        return Err(DiffusionError::Field {
+            path: index,
+            field: "weight_map".into(),
+            reason: "names no files".into(),
+        });
+    }
+    let mut out = Vec::new();
+    for f in files {
+        let p = dir.join(f);
+        if !p.is_file() {
+            return Err(DiffusionError::Field {
+                path: index.clone(),
+                field: "weight_map".into(),
+                reason: format!("shard {f} does not exist"),
+            });
+        }
+        out.push(p);
+    }
+    Ok(out)
+}
+
+/// Loads tensors by name from a checkpoint, converting them to the compute dtype; errors name
+/// the checkpoint folder and the full tensor name.
+#[derive(Clone)]
+pub struct Weights {
+    vb: VarBuilder<'static>,
+    dir: PathBuf,
+    prefix: String,
+}
+
+impl Weights {
+    /// Opens the weights of the checkpoint folder `dir` (memory-mapped).
+    pub fn open(dir: &Path, dtype: DType, device: &Device) -> Result<Weights> {
+        let files = weight_files(dir)?;
+        for f in &files {
+            check_header(f)?;
+        }
+        // SAFETY: the files are memory-mapped read-only; like every reader of mmaped
+        // checkpoints we rely on them not being modified while the model is alive.
+        let vb =
+            unsafe { VarBuilder::from_mmaped_safetensors(&files, dtype, device) }.map_err(|e| {
+                DiffusionError::Tensor {
+                    path: dir.to_path_buf(),
+                    tensor: "*".into(),
+                    reason: e.to_string(),
+                }
+            })?;
+        Ok(Weights {
+            vb,
+            dir: dir.to_path_buf(),
+            prefix: String::new(),
+        })
+    }
+
+    /// Weights from tensors in memory (tests, converted checkpoints).
+    pub fn from_tensors(
+        tensors: HashMap<String, Tensor>,
+        dtype: DType,
+        device: &Device,
+        label: &Path,
+    ) -> Weights {
+        Weights {
+            vb: VarBuilder::from_tensors(tensors, dtype, device),
+            dir: label.to_path_buf(),
+            prefix: String::new(),
+        }
+    }
+
+    /// The weights under `name.` (like `VarBuilder::pp`).
+    pub fn pp(&self, name: impl AsRef<str>) -> Weights {
+        let mut w = self.clone();
+        w.prefix = self.full(name.as_ref());
+        w.vb = self.vb.pp(name.as_ref());
+        w
+    }
+
+    fn full(&self, name: &str) -> String {
+        if self.prefix.is_empty() {
+            name.to_string()
+        } else {
+            format!("{}.{name}", self.prefix)
+        }
+    }
+
+    /// Whether the tensor `name` exists.
+    pub fn contains(&self, name: &str) -> bool {
+        self.vb.contains_tensor(name)
+    }
+
+    /// The tensor `name` of the given shape, in the compute dtype.
+    pub fn get(&self, shape: impl Into<Shape>, name: &str) -> Result<Tensor> {
+        let shape = shape.into();
+        self.vb
+            .get(shape.clone(), name)
+            .map_err(|e| DiffusionError::Tensor {
+                path: self.dir.clone(),
+                tensor: self.full(name),
+                reason: match e.to_string() {
+                    m if m.contains("shape mismatch") || m.contains("unexpected shape") => {
+                        format!("wrong shape (expected {shape:?}): {m}")
+                    }
+                    m if m.contains("cannot find") => "missing from the checkpoint".to_string(),
+                    m => m,
+                },
+            })
+    }
+
+    /// A linear layer `[out, in]`, with a bias `[out]` if `bias`.
+    pub fn linear(&self, d_in: usize, d_out: usize, bias: bool, name: &str) -> Result<Linear> {
+        let w = self.pp(name);
+        let weight = w.get((d_out, d_in), "weight")?;
+        let bias = if bias {
+            Some(w.get(d_out, "bias")?)
+        } else {
+            None
+        };
+        Ok(Linear(candle_nn::Linear::new(weight, bias)))
+    }
+
+    /// The compute dtype.
+    pub fn dtype(&self) -> DType {
+        self.vb.dtype()
+    }
+
+    /// The device tensors are loaded to.
+    pub fn device(&self) -> &Device {
+        self.vb.device()
+    }
+}
+
+/// A linear layer (weight `[out, in]`, optional bias).
+#[derive(Clone, Debug)]
+pub struct Linear(candle_nn::Linear);
+
+impl Linear {
+    pub fn forward(&self, x: &Tensor) -> candle_core::Result<Tensor> {
+        candle_nn::Module::forward(&self.0, x)
+    }
+}
+
+/// Rejects files that are not safetensors before they are mapped, naming the file.
+fn check_header(path: &Path) -> Result<()> {
+    use std::io::Read;
+    let mut f = std::fs::File::open(path).map_err(|source| DiffusionError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let mut len = [0u8; 8];
+    let bad = |reason: &str| DiffusionError::Tensor {
+        path: path.to_path_buf(),
+        tensor: "*".into(),
+        reason: reason.to_string(),
+    };
+    f.read_exact(&mut len)
+        .map_err(|_| bad("not a safetensors file (too short)"))?;
+    let n = u64::from_le_bytes(len);
+    let size = f.metadata().map(|m| m.len()).unwrap_or(0);
+    if n == 0 || n + 8 > size {
+        return Err(bad("not a safetensors file (bad header length)"));
+    }
+    Ok(())
+}

@@ -1,0 +1,216 @@
+//! The library face of constrained decoding for any sampler: a [`Constraint`] holds the canvas
+//! of one generation and answers, for a proposed (position, token), whether the canvas stays
+//! completable under the grammar; accepted tokens are placed one after another, so every check
+//! sees the earlier ones. An accepted EOS ends the output: every later position becomes EOS.
+//!
+//! ```
+//! use lacuna::checker::Checker;
+//! use lacuna::diffusion::{Constraint, TokenTable};
+//! use lacuna::grammar::lark;
+//!
+//! // A grammar, and a toy vocabulary: ids 0..=255 are single bytes, 256 is EOS.
+//! let grammar = lark::parse("start: \"[\" [D (\",\" D)*] \"]\"\nD: /[0-9]+/", "list.lark").unwrap();
+//! let mut checker = Checker::new(grammar).unwrap();
+//! let mut bytes: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
+//! bytes.push(Vec::new());
+//! let table = TokenTable::new(bytes, &[256]);
+//!
+//! // Four positions, all masked. Some sampler proposes tokens in its own order.
+//! let mut c = Constraint::new(&mut checker, &table, 4);
+//! assert!(c.check(0, b'[' as u32));
+//! c.accept(0, b'[' as u32);
+//! assert!(!c.check(1, b'x' as u32)); // no word of the grammar has `[x`
+//! assert!(c.check(2, b']' as u32));
+//! c.accept(2, b']' as u32);
+//! assert!(!c.check(1, b',' as u32)); // `[,]` cannot be completed
+//! assert!(c.check(3, 256)); // EOS: the output may end after `]`
+//! c.accept(3, 256);
+//! // A sampler that gives up asks for a completion of what it has.
+//! let text = c.completion().unwrap();
+//! assert!(text == b"[]" || (text.starts_with(b"[") && text.ends_with(b"]")));
+//! assert_eq!(c.stats().checks, 5);
+//! assert_eq!(c.stats().rejections, 2);
+//! ```
+
+use std::time::{Duration, Instant};
+
+use crate::canvas::{Canvas, Cell};
+use crate::checker::{CheckVerdict, Checker};
+
+use super::error::{DiffusionError, Result};
+use super::tokens::Tokens;
+
+/// The canvas cell of every token id: its exact bytes, or EOS.
+#[derive(Clone, Debug)]
+pub struct TokenTable {
+    bytes: Vec<Vec<u8>>,
+    eos: Vec<bool>,
+}
+
+impl TokenTable {
+    /// From the bytes of every id (indexed by id) and the ids that end the output.
+    pub fn new(bytes: Vec<Vec<u8>>, eos_ids: &[u32]) -> TokenTable {
+        let mut eos = vec![false; bytes.len()];
+        for &e in eos_ids {
+            if let Some(x) = eos.get_mut(e as usize) {
+                *x = true;
+            }
+        }
+        TokenTable { bytes, eos }
+    }
+
+    /// From a tokenizer's exact bytes; `eos_ids` end the output (the model's EOS, and e.g.
+    /// the end-of-turn token of its chat template).
+    pub fn from_tokens(tokens: &Tokens, eos_ids: &[u32]) -> TokenTable {
+        TokenTable::new(tokens.all_bytes().to_vec(), eos_ids)
+    }
+
+    pub fn is_eos(&self, id: u32) -> bool {
+        self.eos.get(id as usize).copied().unwrap_or(false)
+    }
+
+    /// The exact bytes of `id` (empty outside the table).
+    pub fn bytes(&self, id: u32) -> &[u8] {
+        self.bytes.get(id as usize).map_or(&[], |b| b.as_slice())
+    }
+
+    /// The canvas cell of `id`.
+    pub fn cell(&self, id: u32) -> Cell {
+        if self.is_eos(id) {
+            Cell::Eos
+        } else {
+            Cell::Token(self.bytes(id).to_vec())
+        }
+    }
+
+    /// The text of generated ids: their bytes up to the first EOS; `mask` ids add nothing.
+    pub fn text(&self, ids: &[u32], mask: u32) -> Vec<u8> {
+        let mut out = Vec::new();
+        for &id in ids {
+            if self.is_eos(id) {
+                break;
+            }
+            if id != mask {
+                out.extend_from_slice(self.bytes(id));
+            }
+        }
+        out
+    }
+
+    pub fn len(&self) -> usize {
+        self.bytes.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.bytes.is_empty()
+    }
+}
+
+/// What a constraint did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ConstraintStats {
+    pub checks: u64,
+    pub rejections: u64,
+    /// Checks that ran out of budget (counted as rejections: never a guess).
+    pub unknown: u64,
+    pub checker_time: Duration,
+}
+
+/// A grammar constraint on one generation. See the [module docs](self).
+pub struct Constraint<'a> {
+    checker: &'a mut Checker,
+    table: &'a TokenTable,
+    canvas: Canvas,
+    stats: ConstraintStats,
+}
+
+impl<'a> Constraint<'a> {
+    /// A constraint on `len` generated positions, all masked.
+    pub fn new(checker: &'a mut Checker, table: &'a TokenTable, len: usize) -> Constraint<'a> {
+        Constraint {
+            checker,
+            table,
+            canvas: Canvas::new(vec![Cell::Mask; len]),
+            stats: ConstraintStats::default(),
+        }
+    }
+
+    /// Whether `token` at `position` keeps the canvas completable. A position that is not
+    /// masked, and an EOS before a placed token (it would erase it), are refused unchecked.
+    pub fn check(&mut self, position: usize, token: u32) -> bool {
+        if self.canvas.cells.get(position) != Some(&Cell::Mask) {
+            return false;
+        }
+        let cell = self.table.cell(token);
+        if cell == Cell::Eos
+            && self.canvas.cells[position + 1..]
+                .iter()
+                .any(|c| matches!(c, Cell::Token(_)))
+        {
+            return false;
+        }
+        let old = std::mem::replace(&mut self.canvas.cells[position], cell);
+        let t0 = Instant::now();
+        let verdict = self.checker.check(&self.canvas).verdict;
+        self.stats.checker_time += t0.elapsed();
+        self.canvas.cells[position] = old;
+        self.stats.checks += 1;
+        match verdict {
+            CheckVerdict::Completable => true,
+            CheckVerdict::NotCompletable => {
+                self.stats.rejections += 1;
+                false
+            }
+            CheckVerdict::Unknown => {
+                self.stats.rejections += 1;
+                self.stats.unknown += 1;
+                false
+            }
+        }
+    }
+
+    /// Places `token` at `position` (after a successful [`Constraint::check`]); an EOS fills
+    /// every later position with EOS. Returns the positions that became EOS besides `position`.
+    pub fn accept(&mut self, position: usize, token: u32) -> Vec<usize> {
+        let cell = self.table.cell(token);
+        let mut filled = Vec::new();
+        if cell == Cell::Eos {
+            for (i, c) in self.canvas.cells.iter_mut().enumerate().skip(position + 1) {
+                if *c != Cell::Eos {
+                    *c = Cell::Eos;
+                    filled.push(i);
+                }
+            }
+        }
+        self.canvas.cells[position] = cell;
+        filled
+    }
+
+    /// A full output built from the canvas (its chunks in order, holes filled by the
+    /// checker's shortest readable completion).
+    pub fn completion(&mut self) -> Result<Vec<u8>> {
+        let t0 = Instant::now();
+        let out = self.checker.complete(&self.canvas);
+        self.stats.checker_time += t0.elapsed();
+        match out {
+            Ok(Some(text)) => Ok(text),
+            Ok(None) => Err(DiffusionError::Completion(
+                "the canvas is not completable".into(),
+            )),
+            Err(e) => Err(DiffusionError::Completion(e.to_string())),
+        }
+    }
+
+    /// Whether no position is masked before the first EOS.
+    pub fn is_complete(&self) -> bool {
+        self.canvas.num_masks() == 0
+    }
+
+    pub fn canvas(&self) -> &Canvas {
+        &self.canvas
+    }
+
+    pub fn stats(&self) -> ConstraintStats {
+        self.stats
+    }
+}

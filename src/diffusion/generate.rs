@@ -1,0 +1,251 @@
+//! The generation loop, unconstrained or under a grammar. Each step runs the model once (twice
+//! with classifier-free guidance), asks the sampler for its proposals, and places up to the
+//! step's `k` tokens: unconstrained, the first `k` proposals; constrained, proposal by proposal,
+//! each checked against the canvas that already holds the earlier ones, a rejected pair
+//! removed and the next best proposed. After `max_resamples` rejections in a generation the
+//! output is finished by the checker's completion; so is an output the schedule left with masks.
+//!
+//! ```no_run
+//! use std::path::Path;
+//! use candle_core::{DType, Device};
+//! use lacuna::checker::Checker;
+//! use lacuna::diffusion::{self, generate, ChatTemplate, Constraint, GenerateOptions, LLaDASampler,
+//!                         TokenTable, Tokens};
+//!
+//! let dir = Path::new("models/LLaDA-8B-Instruct");
+//! let model = diffusion::load(dir, DType::BF16, &Device::Cpu).unwrap();
+//! let tokens = Tokens::load(&dir.join("tokenizer.json")).unwrap();
+//! let template = ChatTemplate::for_family(model.family());
+//! let prompt = template.render(None, "Give me a JSON object with a name.", "```json\n");
+//! let eot = tokens.token_id(template.end_of_turn()).unwrap();
+//! let table = TokenTable::from_tokens(&tokens, &[model.eos_token_id(), eot]);
+//! let mut checker = Checker::from_spec("json+fence").unwrap();
+//! let mut constraint = Constraint::new(&mut checker, &table, 128);
+//! let mut sampler = LLaDASampler::new(64, 32); // steps, block_length
+//! let out = generate(model.as_ref(), &mut sampler, &table, &tokens.encode(&prompt).unwrap(),
+//!                    &GenerateOptions::new(128, 42), Some(&mut constraint)).unwrap();
+//! println!("{}", String::from_utf8_lossy(&out.text));
+//! ```
+
+use std::time::{Duration, Instant};
+
+use candle_core::{Device, Tensor};
+
+use super::constraint::{Constraint, TokenTable};
+use super::error::{DiffusionError, Result};
+use super::rng::Rng;
+use super::sampler::Sampler;
+use super::Model;
+
+/// Settings of one generation.
+#[derive(Clone, Debug)]
+pub struct GenerateOptions {
+    /// Number of generated positions after the prompt.
+    pub gen_length: usize,
+    pub seed: u64,
+    /// Rejections after which a constrained generation is finished by completion.
+    pub max_resamples: u64,
+}
+
+impl GenerateOptions {
+    pub fn new(gen_length: usize, seed: u64) -> GenerateOptions {
+        GenerateOptions {
+            gen_length,
+            seed,
+            max_resamples: 100,
+        }
+    }
+}
+
+/// What one generation cost.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct GenerationStats {
+    pub forward_passes: u64,
+    pub steps: u64,
+    pub checks: u64,
+    pub rejections: u64,
+    pub model_time: Duration,
+    pub checker_time: Duration,
+    pub sampler_time: Duration,
+    /// Whether the output was finished by the checker's completion (after `max_resamples`
+    /// rejections, or with positions the schedule left masked).
+    pub fallback: bool,
+    /// Whether `max_resamples` rejections ended the generation.
+    pub gave_up: bool,
+    /// Positions still masked when the generation ended (the completion filled their holes,
+    /// possibly with nothing: a hole may be empty, a position cannot).
+    pub unfilled: usize,
+}
+
+/// The result of one generation.
+#[derive(Clone, Debug)]
+pub struct Generation {
+    /// The generated ids (masks where nothing was placed, EOS after an accepted EOS).
+    pub ids: Vec<u32>,
+    /// The output text: bytes up to the first EOS, or the completion if `stats.fallback`.
+    pub text: Vec<u8>,
+    pub stats: GenerationStats,
+}
+
+/// Generates `options.gen_length` tokens after `prompt` with `sampler`, under `constraint`
+/// if given (a constraint over `gen_length` positions, typically fresh).
+pub fn generate(
+    model: &dyn Model,
+    sampler: &mut dyn Sampler,
+    table: &TokenTable,
+    prompt: &[u32],
+    options: &GenerateOptions,
+    mut constraint: Option<&mut Constraint<'_>>,
+) -> Result<Generation> {
+    let mask = model.mask_token_id();
+    let n = options.gen_length;
+    let p = prompt.len();
+    if let Some(c) = constraint.as_deref() {
+        if c.canvas().cells.len() != n {
+            return Err(DiffusionError::Sampler(format!(
+                "the constraint covers {} positions, gen_length is {n}",
+                c.canvas().cells.len()
+            )));
+        }
+    }
+    sampler.begin(p, n)?;
+    let mut rng = Rng::new(options.seed);
+    let mut ids: Vec<u32> = prompt.to_vec();
+    ids.extend(std::iter::repeat_n(mask, n));
+    let mut stats = GenerationStats::default();
+    // Rejected pairs stay rejected: the canvas only grows, so a token that cannot be
+    // completed at a position now never can be later.
+    let mut dead: Vec<Vec<u32>> = vec![vec![mask]; n];
+    let before = constraint.as_deref().map(|c| c.stats()).unwrap_or_default();
+    let mut gave_up = false;
+    'steps: while let Some(plan) = sampler.plan(&ids, mask, &mut rng) {
+        stats.steps += 1;
+        let t0 = Instant::now();
+        let rows = logits_rows(
+            model,
+            &ids,
+            p,
+            sampler.cfg_scale(),
+            &plan.candidates,
+            &mut stats,
+        )?;
+        stats.model_time += t0.elapsed();
+        let t1 = Instant::now();
+        let banned: Vec<Vec<u32>> = plan
+            .candidates
+            .iter()
+            .map(|&c| {
+                if c >= p {
+                    dead[c - p].clone()
+                } else {
+                    vec![mask]
+                }
+            })
+            .collect();
+        let mut props = sampler.proposals(&plan, rows, &banned, &mut rng);
+        let Some(c) = constraint.as_deref_mut() else {
+            for (pos, tok) in props.top_k(plan.k) {
+                ids[pos] = tok;
+            }
+            stats.sampler_time += t1.elapsed();
+            continue;
+        };
+        let check_before = c.stats().checker_time;
+        let mut placed = 0;
+        while placed < plan.k {
+            let Some((pos, tok)) = props.next_best() else {
+                break;
+            };
+            if pos < p {
+                // A masked prompt position: not part of the constrained output.
+                ids[pos] = tok;
+                props.accept(pos);
+                placed += 1;
+                continue;
+            }
+            if c.check(pos - p, tok) {
+                ids[pos] = tok;
+                props.accept(pos);
+                placed += 1;
+                for q in c.accept(pos - p, tok) {
+                    ids[q + p] = tok;
+                    props.accept(q + p);
+                }
+            } else {
+                props.reject(pos, tok);
+                dead[pos - p].push(tok);
+                if c.stats().rejections - before.rejections >= options.max_resamples {
+                    gave_up = true;
+                    break 'steps;
+                }
+            }
+        }
+        let ct = c.stats().checker_time;
+        stats.sampler_time += t1.elapsed().saturating_sub(ct - check_before);
+        stats.checker_time = ct - before.checker_time;
+        if c.is_complete() {
+            break;
+        }
+    }
+    let text = match constraint {
+        Some(c) => {
+            let s = c.stats();
+            stats.checks = s.checks - before.checks;
+            stats.rejections = s.rejections - before.rejections;
+            stats.gave_up = gave_up;
+            stats.unfilled = c.canvas().num_masks();
+            if gave_up || !c.is_complete() {
+                stats.fallback = true;
+                let t = c.completion()?;
+                stats.checker_time = c.stats().checker_time - before.checker_time;
+                t
+            } else {
+                table.text(&ids[p..], mask)
+            }
+        }
+        None => table.text(&ids[p..], mask),
+    };
+    Ok(Generation {
+        ids: ids[p..].to_vec(),
+        text,
+        stats,
+    })
+}
+
+/// Runs the model on `ids` and returns the logits rows of `positions` (with guidance if
+/// `cfg > 0`: a second row of the batch with the prompt masked).
+fn logits_rows(
+    model: &dyn Model,
+    ids: &[u32],
+    prompt_len: usize,
+    cfg: f64,
+    positions: &[usize],
+    stats: &mut GenerationStats,
+) -> Result<Vec<Vec<f32>>> {
+    let device: &Device = model.device();
+    let len = ids.len();
+    let index = Tensor::from_vec(
+        positions.iter().map(|&i| i as u32).collect::<Vec<_>>(),
+        positions.len(),
+        device,
+    )?;
+    stats.forward_passes += 1;
+    if cfg > 0.0 {
+        let mut both = ids.to_vec();
+        let mask = model.mask_token_id();
+        both.extend(
+            ids.iter()
+                .enumerate()
+                .map(|(i, &t)| if i < prompt_len { mask } else { t }),
+        );
+        let x = Tensor::from_vec(both, (2, len), device)?;
+        let logits = model.forward(&x)?;
+        let cond = logits.get(0)?.index_select(&index, 0)?;
+        let un = logits.get(1)?.index_select(&index, 0)?;
+        let guided = (&un + ((cond - &un)? * (cfg + 1.0))?)?;
+        return Ok(guided.to_vec2::<f32>()?);
+    }
+    let x = Tensor::from_vec(ids.to_vec(), (1, len), device)?;
+    let logits = model.forward(&x)?;
+    Ok(logits.get(0)?.index_select(&index, 0)?.to_vec2::<f32>()?)
+}

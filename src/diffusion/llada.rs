@@ -1,0 +1,277 @@
+//! LLaDA: a Llama-style transformer without biases (RMSNorm, rotate-half RoPE, SwiGLU) under
+//! full bidirectional attention, in LLaDA's own config field names (`d_model`, `n_layers`, ...)
+//! and tensor names (`model.transformer.blocks.N.{q,k,v}_proj`, `attn_out`, `ff_proj` (gate),
+//! `up_proj`, `ff_out`, `wte`, `ln_f`).
+
+use std::path::Path;
+
+use candle_core::{DType, Device, Tensor};
+use serde::Deserialize;
+
+use super::checkpoint::{field_error, read_json, Linear, Weights, CONFIG_FILE};
+use super::error::Result;
+use super::layers::{Attention, RmsNorm, Rotary, SwiGlu};
+use super::{Family, Model};
+
+fn default_eps() -> f64 {
+    1e-5
+}
+fn default_theta() -> f64 {
+    10_000.0
+}
+fn default_mask() -> u32 {
+    126_336
+}
+fn default_eos() -> u32 {
+    126_081
+}
+fn default_ratio() -> usize {
+    4
+}
+fn default_max_len() -> usize {
+    4096
+}
+
+/// LLaDA's `config.json`, in LLaDA's field names.
+#[derive(Clone, Debug, Deserialize)]
+pub struct Config {
+    pub d_model: usize,
+    pub n_layers: usize,
+    pub n_heads: usize,
+    #[serde(default)]
+    pub n_kv_heads: Option<usize>,
+    #[serde(default)]
+    pub mlp_hidden_size: Option<usize>,
+    #[serde(default = "default_ratio")]
+    pub mlp_ratio: usize,
+    #[serde(default = "default_eps")]
+    pub rms_norm_eps: f64,
+    #[serde(default = "default_theta")]
+    pub rope_theta: f64,
+    #[serde(default = "default_max_len")]
+    pub max_sequence_length: usize,
+    pub vocab_size: usize,
+    #[serde(default)]
+    pub embedding_size: Option<usize>,
+    #[serde(default)]
+    pub weight_tying: bool,
+    #[serde(default = "default_mask")]
+    pub mask_token_id: u32,
+    #[serde(default = "default_eos")]
+    pub eos_token_id: u32,
+    #[serde(default)]
+    pub include_bias: bool,
+    #[serde(default)]
+    pub include_qkv_bias: Option<bool>,
+    #[serde(default)]
+    pub block_type: Option<String>,
+    #[serde(default)]
+    pub layer_norm_type: Option<String>,
+    #[serde(default)]
+    pub activation_type: Option<String>,
+    #[serde(default)]
+    pub alibi: bool,
+    #[serde(default)]
+    pub rope: Option<bool>,
+    #[serde(default)]
+    pub scale_logits: bool,
+}
+
+impl Config {
+    /// Reads and validates `dir/config.json`.
+    pub fn from_dir(dir: &Path) -> Result<Config> {
+        let cfg: Config = read_json(&dir.join(CONFIG_FILE))?;
+        cfg.validate(dir)?;
+        Ok(cfg)
+    }
+
+    fn validate(&self, dir: &Path) -> Result<()> {
+        let bad = |f: &str, r: &str| Err(field_error(dir, f, r));
+        if self.d_model == 0 || self.n_heads == 0 || !self.d_model.is_multiple_of(self.n_heads) {
+            return bad("n_heads", "must be positive and divide d_model");
+        }
+        if self.kv_heads() == 0 || !self.n_heads.is_multiple_of(self.kv_heads()) {
+            return bad("n_kv_heads", "must be positive and divide n_heads");
+        }
+        if !(self.d_model / self.n_heads).is_multiple_of(2) {
+            return bad(
+                "d_model",
+                "head dimension must be even for rotary embeddings",
+            );
+        }
+        if let Some(b) = self.block_type.as_deref() {
+            if b != "llama" {
+                return bad("block_type", "only \"llama\" blocks are supported");
+            }
+        }
+        if let Some(n) = self.layer_norm_type.as_deref() {
+            if n != "rms" {
+                return bad("layer_norm_type", "only \"rms\" is supported");
+            }
+        }
+        if let Some(a) = self.activation_type.as_deref() {
+            if a != "silu" && a != "swiglu" {
+                return bad("activation_type", "only silu (SwiGLU) is supported");
+            }
+        }
+        if self.include_bias {
+            return bad("include_bias", "biases outside q/k/v are not supported");
+        }
+        if self.alibi || self.rope == Some(false) {
+            return bad("rope", "only rotary position embeddings are supported");
+        }
+        if self.mask_token_id as usize >= self.logits_size() {
+            return bad("mask_token_id", "outside the vocabulary");
+        }
+        Ok(())
+    }
+
+    pub fn kv_heads(&self) -> usize {
+        self.n_kv_heads.unwrap_or(self.n_heads)
+    }
+
+    pub fn head_dim(&self) -> usize {
+        self.d_model / self.n_heads
+    }
+
+    pub fn hidden(&self) -> usize {
+        self.mlp_hidden_size
+            .unwrap_or(self.mlp_ratio * self.d_model)
+    }
+
+    /// Rows of the embedding and output matrices (`embedding_size`, else `vocab_size`).
+    pub fn logits_size(&self) -> usize {
+        self.embedding_size.unwrap_or(self.vocab_size)
+    }
+}
+
+#[derive(Clone, Debug)]
+struct Block {
+    attn_norm: RmsNorm,
+    attn: Attention,
+    ff_norm: RmsNorm,
+    ff: SwiGlu,
+}
+
+/// The LLaDA mask predictor.
+#[derive(Clone, Debug)]
+pub struct LLaDA {
+    cfg: Config,
+    wte: Tensor,
+    blocks: Vec<Block>,
+    ln_f: RmsNorm,
+    head: Tensor,
+    rotary: Rotary,
+    device: Device,
+}
+
+impl LLaDA {
+    /// Builds the model from weights named as in LLaDA checkpoints.
+    pub fn new(cfg: &Config, w: &Weights) -> Result<LLaDA> {
+        let t = w.pp("model.transformer");
+        let (d, h, n) = (cfg.d_model, cfg.hidden(), cfg.logits_size());
+        let kv = cfg.kv_heads() * cfg.head_dim();
+        let qkv_bias = cfg.include_qkv_bias.unwrap_or(false);
+        let wte = t.pp("wte").get((n, d), "weight")?;
+        let mut blocks = Vec::with_capacity(cfg.n_layers);
+        for i in 0..cfg.n_layers {
+            let b = t.pp(format!("blocks.{i}"));
+            let lin =
+                |din, dout, bias, name: &str| -> Result<Linear> { b.linear(din, dout, bias, name) };
+            blocks.push(Block {
+                attn_norm: RmsNorm::new(&b, d, cfg.rms_norm_eps, "attn_norm")?,
+                attn: Attention {
+                    q: lin(d, d, qkv_bias, "q_proj")?,
+                    k: lin(d, kv, qkv_bias, "k_proj")?,
+                    v: lin(d, kv, qkv_bias, "v_proj")?,
+                    o: lin(d, d, false, "attn_out")?,
+                    heads: cfg.n_heads,
+                    kv_heads: cfg.kv_heads(),
+                    head_dim: cfg.head_dim(),
+                },
+                ff_norm: RmsNorm::new(&b, d, cfg.rms_norm_eps, "ff_norm")?,
+                ff: SwiGlu {
+                    gate: lin(d, h, false, "ff_proj")?,
+                    up: lin(d, h, false, "up_proj")?,
+                    down: lin(h, d, false, "ff_out")?,
+                },
+            });
+        }
+        let ln_f = RmsNorm::new(&t, d, cfg.rms_norm_eps, "ln_f")?;
+        let head = if cfg.weight_tying {
+            wte.clone()
+        } else {
+            t.pp("ff_out").get((n, d), "weight")?
+        };
+        let max_len = cfg.max_sequence_length.clamp(1, 8192);
+        let rotary = Rotary::new(cfg.head_dim(), max_len, cfg.rope_theta, w.device())?;
+        Ok(LLaDA {
+            cfg: cfg.clone(),
+            wte,
+            blocks,
+            ln_f,
+            head,
+            rotary,
+            device: w.device().clone(),
+        })
+    }
+
+    /// Loads `dir/config.json` and the weights of `dir` in the compute dtype.
+    pub fn load(dir: &Path, dtype: DType, device: &Device) -> Result<LLaDA> {
+        let cfg = Config::from_dir(dir)?;
+        LLaDA::new(&cfg, &Weights::open(dir, dtype, device)?)
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.cfg
+    }
+}
+
+impl Model for LLaDA {
+    fn forward(&self, input_ids: &Tensor) -> candle_core::Result<Tensor> {
+        let (_, seq) = input_ids.dims2()?;
+        let fresh;
+        let rotary = if seq > self.rotary.max_len() {
+            fresh = Rotary::new(self.cfg.head_dim(), seq, self.cfg.rope_theta, &self.device)?;
+            &fresh
+        } else {
+            &self.rotary
+        };
+        let ids = input_ids.to_dtype(DType::U32)?;
+        let mut x = self.wte.embedding(&ids.flatten_all()?)?.reshape((
+            ids.dim(0)?,
+            seq,
+            self.cfg.d_model,
+        ))?;
+        for b in &self.blocks {
+            x = (&x + b.attn.forward(&b.attn_norm.forward(&x)?, rotary)?)?;
+            x = (&x + b.ff.forward(&b.ff_norm.forward(&x)?)?)?;
+        }
+        let x = self.ln_f.forward(&x)?;
+        let mut logits = x.broadcast_matmul(&self.head.t()?)?;
+        if self.cfg.scale_logits {
+            logits = (logits * (1.0 / (self.cfg.d_model as f64).sqrt()))?;
+        }
+        logits.to_dtype(DType::F32)
+    }
+
+    fn mask_token_id(&self) -> u32 {
+        self.cfg.mask_token_id
+    }
+
+    fn vocab_size(&self) -> usize {
+        self.cfg.logits_size()
+    }
+
+    fn eos_token_id(&self) -> u32 {
+        self.cfg.eos_token_id
+    }
+
+    fn family(&self) -> Family {
+        Family::LLaDA
+    }
+
+    fn device(&self) -> &Device {
+        &self.device
+    }
+}

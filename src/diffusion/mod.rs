@@ -1,0 +1,66 @@
+//! The diffusion runtime: masked diffusion language models on candle (one file per family:
+//! [`llada`], [`dream`]), tokenizer glue ([`tokens`]), the authors' samplers ([`sampler`]) and
+//! grammar-constrained generation ([`generate`], [`constraint`]).
+//!
+//! Every model implements [`Model`], so samplers never care which family they drive. This
+//! module sees the [`Checker`](crate::checker::Checker) only through its public face.
+
+pub mod checkpoint;
+pub mod constraint;
+pub mod dream;
+pub mod error;
+pub mod generate;
+pub mod layers;
+pub mod llada;
+pub mod rng;
+pub mod sampler;
+pub mod tokens;
+
+use std::path::Path;
+
+use candle_core::{DType, Device, Tensor};
+
+pub use constraint::{Constraint, ConstraintStats, TokenTable};
+pub use dream::Dream;
+pub use error::{DiffusionError, Result};
+pub use generate::{generate, GenerateOptions, Generation, GenerationStats};
+pub use llada::LLaDA;
+pub use sampler::{DreamAlg, DreamSampler, LLaDASampler, Remasking, Sampler};
+pub use tokens::{ChatTemplate, Tokens};
+
+/// The model families.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Family {
+    LLaDA,
+    /// Dream, DreamCoder, DiffuCoder.
+    Dream,
+}
+
+/// A mask predictor: given token ids with masks, logits for every position.
+pub trait Model {
+    /// `input_ids` `[batch, seq]` (u32 or i64) → logits `[batch, seq, vocab]` in f32, where
+    /// position i holds the model's prediction for position i (Dream's shift already applied).
+    fn forward(&self, input_ids: &Tensor) -> candle_core::Result<Tensor>;
+    /// The id of the mask token.
+    fn mask_token_id(&self) -> u32;
+    /// The width of the logits.
+    fn vocab_size(&self) -> usize;
+    /// The end-of-sequence id from the config.
+    fn eos_token_id(&self) -> u32;
+    fn family(&self) -> Family;
+    fn device(&self) -> &Device;
+}
+
+/// Loads a checkpoint folder of either family, chosen by `model_type` in `config.json`
+/// (`llada`; `Dream` for Dream, DreamCoder and DiffuCoder).
+pub fn load(dir: &Path, dtype: DType, device: &Device) -> Result<Box<dyn Model>> {
+    let model_type = checkpoint::model_type(dir)?;
+    match model_type.to_ascii_lowercase().as_str() {
+        "llada" => Ok(Box::new(LLaDA::load(dir, dtype, device)?)),
+        "dream" => Ok(Box::new(Dream::load(dir, dtype, device)?)),
+        _ => Err(DiffusionError::UnknownModelType {
+            path: dir.join(checkpoint::CONFIG_FILE),
+            model_type,
+        }),
+    }
+}

@@ -1,0 +1,297 @@
+//! Tokenizer glue: `tokenizer.json` through the `tokenizers` crate, the exact bytes every
+//! vocabulary id produces, the mask token, and the chat templates of both families.
+//!
+//! Exact bytes: in a byte-level BPE vocabulary (GPT-2, Qwen, LLaDA) every character of a token
+//! stands for one byte through the GPT-2 byte-to-unicode alphabet, which is inverted here, so a
+//! token that holds half of a UTF-8 sequence yields exactly those bytes. Vocabularies in the
+//! SentencePiece style map `<0xHH>` to byte HH and `▁` to a space. Added and special tokens
+//! yield their content.
+
+use std::path::{Path, PathBuf};
+
+use tokenizers::Tokenizer;
+
+use super::error::{DiffusionError, Result};
+use super::Family;
+
+/// Names of mask tokens, tried in order when none is given: Dream's, LLaDA's.
+pub const MASK_TOKEN_NAMES: [&str; 2] = ["<|mask|>", "<|mdm_mask|>"];
+
+/// A tokenizer with the exact bytes of every id.
+pub struct Tokens {
+    tokenizer: Tokenizer,
+    bytes: Vec<Vec<u8>>,
+    special: Vec<bool>,
+    mask_id: u32,
+    path: PathBuf,
+}
+
+/// The GPT-2 byte-to-unicode alphabet: the character that stands for each byte.
+pub fn byte_to_char() -> [char; 256] {
+    let mut out = ['\0'; 256];
+    let mut extra = 0u32;
+    for b in 0..256u32 {
+        let printable =
+            (0x21..=0x7E).contains(&b) || (0xA1..=0xAC).contains(&b) || (0xAE..=0xFF).contains(&b);
+        out[b as usize] = if printable {
+            char::from_u32(b).expect("latin-1")
+        } else {
+            extra += 1;
+            char::from_u32(255 + extra).expect("valid code point")
+        };
+    }
+    out
+}
+
+/// The inverse alphabet, indexed by code point (all below 0x144).
+fn char_to_byte() -> Vec<Option<u8>> {
+    let mut inv = vec![None; 0x144];
+    for (b, c) in byte_to_char().iter().enumerate() {
+        inv[*c as usize] = Some(b as u8);
+    }
+    inv
+}
+
+fn byte_level(token: &str, inv: &[Option<u8>]) -> Option<Vec<u8>> {
+    token
+        .chars()
+        .map(|c| inv.get(c as usize).copied().flatten())
+        .collect()
+}
+
+fn sentencepiece(token: &str) -> Vec<u8> {
+    let b = token.as_bytes();
+    if b.len() == 6 && token.starts_with("<0x") && token.ends_with('>') {
+        if let Ok(v) = u8::from_str_radix(&token[3..5], 16) {
+            return vec![v];
+        }
+    }
+    token.replace('\u{2581}', " ").into_bytes()
+}
+
+impl Tokens {
+    /// Loads `tokenizer.json`; the mask token is the first of [`MASK_TOKEN_NAMES`] present.
+    pub fn load(path: &Path) -> Result<Tokens> {
+        Self::load_with_mask(path, None)
+    }
+
+    /// Loads `tokenizer.json` with the named mask token (or the usual names if `None`).
+    pub fn load_with_mask(path: &Path, mask: Option<&str>) -> Result<Tokens> {
+        let err = |reason: String| DiffusionError::Tokenizer {
+            path: path.to_path_buf(),
+            reason,
+        };
+        if !path.is_file() {
+            return Err(err("no such file".into()));
+        }
+        let tokenizer = Tokenizer::from_file(path).map_err(|e| err(e.to_string()))?;
+        let names: Vec<&str> = match mask {
+            Some(m) => vec![m],
+            None => MASK_TOKEN_NAMES.to_vec(),
+        };
+        let mask_id = names
+            .iter()
+            .find_map(|n| tokenizer.token_to_id(n))
+            .ok_or_else(|| err(format!("no mask token (looked for {})", names.join(", "))))?;
+        let added = tokenizer.get_added_tokens_decoder();
+        let size = added
+            .keys()
+            .map(|&id| id as usize + 1)
+            .chain(std::iter::once(tokenizer.get_vocab_size(false)))
+            .max()
+            .unwrap_or(0);
+        let inv = char_to_byte();
+        let regular: Vec<Option<String>> = (0..size as u32)
+            .map(|id| {
+                if added.contains_key(&id) {
+                    None
+                } else {
+                    tokenizer.id_to_token(id)
+                }
+            })
+            .collect();
+        let is_byte_level = regular
+            .iter()
+            .flatten()
+            .all(|t| byte_level(t, &inv).is_some());
+        let mut bytes = vec![Vec::new(); size];
+        let mut special = vec![false; size];
+        for (id, tok) in regular.iter().enumerate() {
+            if let Some(t) = tok {
+                bytes[id] = if is_byte_level {
+                    byte_level(t, &inv).expect("checked above")
+                } else {
+                    sentencepiece(t)
+                };
+            }
+        }
+        for (&id, tok) in added.iter() {
+            bytes[id as usize] = tok.content.as_bytes().to_vec();
+            special[id as usize] = tok.special;
+        }
+        Ok(Tokens {
+            tokenizer,
+            bytes,
+            special,
+            mask_id,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// Token ids of `text`; added and special tokens written in the text are recognized.
+    pub fn encode(&self, text: &str) -> Result<Vec<u32>> {
+        let enc = self
+            .tokenizer
+            .encode(text, false)
+            .map_err(|e| DiffusionError::Tokenizer {
+                path: self.path.clone(),
+                reason: e.to_string(),
+            })?;
+        Ok(enc.get_ids().to_vec())
+    }
+
+    /// The exact bytes of `id` (empty for ids outside the vocabulary).
+    pub fn bytes(&self, id: u32) -> &[u8] {
+        self.bytes.get(id as usize).map_or(&[], |b| b.as_slice())
+    }
+
+    /// The bytes of every id, indexed by id.
+    pub fn all_bytes(&self) -> &[Vec<u8>] {
+        &self.bytes
+    }
+
+    /// Whether `id` is a special added token.
+    pub fn is_special(&self, id: u32) -> bool {
+        self.special.get(id as usize).copied().unwrap_or(false)
+    }
+
+    /// The concatenated bytes of `ids`.
+    pub fn decode_bytes(&self, ids: &[u32]) -> Vec<u8> {
+        ids.iter()
+            .flat_map(|&id| self.bytes(id).iter().copied())
+            .collect()
+    }
+
+    pub fn mask_id(&self) -> u32 {
+        self.mask_id
+    }
+
+    /// The id of a token given by its text, if it is one token.
+    pub fn token_id(&self, token: &str) -> Option<u32> {
+        self.tokenizer.token_to_id(token)
+    }
+
+    /// Number of ids (regular and added).
+    pub fn len(&self) -> usize {
+        self.bytes.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.bytes.is_empty()
+    }
+
+    pub fn tokenizer(&self) -> &Tokenizer {
+        &self.tokenizer
+    }
+}
+
+/// The chat formats of the instruction-tuned models.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum ChatTemplate {
+    /// LLaDA-Instruct: Llama-3-style headers after `<|startoftext|>`.
+    LLaDA,
+    /// Dream-Instruct, DiffuCoder-Instruct: Qwen's ChatML.
+    Dream,
+}
+
+impl ChatTemplate {
+    pub fn for_family(family: Family) -> ChatTemplate {
+        match family {
+            Family::LLaDA => ChatTemplate::LLaDA,
+            Family::Dream => ChatTemplate::Dream,
+        }
+    }
+
+    /// The prompt for one user turn, ready for the assistant's answer, followed by `prefill`:
+    /// the start of the answer the model continues (e.g. a code fence "```json\n").
+    pub fn render(&self, system: Option<&str>, user: &str, prefill: &str) -> String {
+        let mut s = String::new();
+        match self {
+            ChatTemplate::LLaDA => {
+                s.push_str("<|startoftext|>");
+                let turn = |s: &mut String, role: &str, text: &str| {
+                    s.push_str("<|start_header_id|>");
+                    s.push_str(role);
+                    s.push_str("<|end_header_id|>\n\n");
+                    s.push_str(text.trim());
+                    s.push_str("<|eot_id|>");
+                };
+                if let Some(sys) = system {
+                    turn(&mut s, "system", sys);
+                }
+                turn(&mut s, "user", user);
+                s.push_str("<|start_header_id|>assistant<|end_header_id|>\n\n");
+            }
+            ChatTemplate::Dream => {
+                s.push_str("<|im_start|>system\n");
+                s.push_str(system.unwrap_or("You are a helpful assistant."));
+                s.push_str("<|im_end|>\n<|im_start|>user\n");
+                s.push_str(user);
+                s.push_str("<|im_end|>\n<|im_start|>assistant\n");
+            }
+        }
+        s.push_str(prefill);
+        s
+    }
+
+    /// Tokens that end the assistant's turn besides the model's EOS (`<|eot_id|>`,
+    /// `<|im_end|>`).
+    pub fn end_of_turn(&self) -> &'static str {
+        match self {
+            ChatTemplate::LLaDA => "<|eot_id|>",
+            ChatTemplate::Dream => "<|im_end|>",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn alphabet_is_a_bijection() {
+        let a = byte_to_char();
+        let mut seen: Vec<char> = a.to_vec();
+        seen.sort();
+        seen.dedup();
+        assert_eq!(seen.len(), 256);
+        assert_eq!(a[b' ' as usize], '\u{120}');
+        assert_eq!(a[b'\n' as usize], '\u{10A}');
+        assert_eq!(a[b'A' as usize], 'A');
+        let inv = char_to_byte();
+        assert_eq!(byte_level("\u{120}hi", &inv), Some(b" hi".to_vec()));
+        assert_eq!(byte_level("\u{2581}", &inv), None);
+    }
+
+    #[test]
+    fn sentencepiece_pieces() {
+        assert_eq!(sentencepiece("<0x0A>"), b"\n");
+        assert_eq!(sentencepiece("\u{2581}the"), b" the");
+    }
+
+    #[test]
+    fn templates() {
+        let l = ChatTemplate::LLaDA.render(None, " hi ", "```json\n");
+        assert_eq!(
+            l,
+            "<|startoftext|><|start_header_id|>user<|end_header_id|>\n\nhi<|eot_id|>\
+             <|start_header_id|>assistant<|end_header_id|>\n\n```json\n"
+        );
+        let d = ChatTemplate::Dream.render(None, "hi", "");
+        assert_eq!(
+            d,
+            "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n\
+             <|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n"
+        );
+    }
+}
