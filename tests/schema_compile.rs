@@ -84,6 +84,26 @@ fn objects_required_additional_and_order() {
 }
 
 #[test]
+fn strings_equal_to_property_names() {
+    // Property names are literal lexemes; strings equal to them stay strings wherever a string
+    // with that value is allowed, and names declared elsewhere stay free as additional names.
+    assert_language(
+        json!({"properties": {
+            "name": {"enum": ["name", "x"]},
+            "k": {"type": "string", "pattern": "^na"},
+            "o": {"type": "object", "properties": {"z": {"type": "integer"}}}
+        }}),
+        &[
+            r#"{"name":"name","k":"name"}"#,
+            r#"{"k":"nam","o":{"name":"k","k":1}}"#,
+            r#"{"o":{"z":1,"o":[]}}"#,
+            r#"{"other":"name"}"#,
+        ],
+        &[r#"{"name":"k"}"#, r#"{"k":"z"}"#, r#"{"o":{"z":"z"}}"#],
+    );
+}
+
+#[test]
 fn arrays_with_bounds_and_prefixes() {
     assert_language(
         json!({"type": "array", "items": {"type": "integer"}, "minItems": 2, "maxItems": 3}),

@@ -15,8 +15,8 @@
 use serde_json::{Map, Value};
 
 use super::error::{push_pointer, SchemaError};
-use super::lower::{Lowered, Lowerer, MAX_ARRAY_POSITIONS};
-use super::strings::{complement_regex, pattern_matches, string_regex, StringSpec, ANY_STRING};
+use super::lower::{Lowered, Lowerer, StringSite, MAX_ARRAY_POSITIONS};
+use super::strings::{pattern_matches, string_regex, StringSpec, ANY_STRING};
 use crate::grammar::{NonterminalId, Symbol};
 
 fn count(o: &Map<String, Value>, k: &str) -> Option<u64> {
@@ -198,12 +198,14 @@ impl<'a> Lowerer<'a> {
         let colon = self.lit(":");
         let mut members: Vec<(Symbol, bool)> = vec![];
         for (name, schema, sptr) in &declared {
+            // Every declared name gets its literal, so it never lexes as an additional name.
+            self.key(name);
             let is_required = required.contains(name);
             match self.schema(schema, sptr, depth + 1)? {
                 None if is_required => return Ok(None),
                 None => {}
                 Some(v) => {
-                    let key = self.regex("KEY", super::strings::literal_regex(name));
+                    let key = self.key(name);
                     let m = self.fresh("member");
                     self.rule(m, vec![key, colon, Symbol::N(v)], ptr)?;
                     members.push((Symbol::N(m), !is_required));
@@ -211,13 +213,10 @@ impl<'a> Lowerer<'a> {
             }
         }
         // Additional members.
-        let names: Vec<&str> = declared.iter().map(|d| d.0.as_str()).collect();
+        // Keyed by any string: a declared name lexes as its literal only (literals beat
+        // regexes), never as this lexeme, so it cannot come back as an additional member.
         let mut extras: Vec<(String, Value, String)> = vec![];
-        let other_key = if names.is_empty() {
-            ANY_STRING.to_string()
-        } else {
-            complement_regex(&names)
-        };
+        let other_key = ANY_STRING.to_string();
         let trivial = |v: &Value| {
             v == &Value::Bool(true)
                 || v.as_object()
@@ -259,9 +258,7 @@ impl<'a> Lowerer<'a> {
             } else if !distinct {
                 self.unsupported(&pptr, "patternProperties", "a key matching several patterns must satisfy all their schemas, which is not enforced")?;
             }
-            if any_name_matches {
-                self.unsupported(&pptr, "patternProperties", "a pattern matches a declared property name; out of order that name would escape its property schema")?;
-            }
+            let _ = any_name_matches;
             for (pat, s) in pats {
                 let spec = StringSpec {
                     pattern: Some(pat),
@@ -290,7 +287,20 @@ impl<'a> Lowerer<'a> {
         let mut extra_nt: Option<NonterminalId> = None;
         for (key_re, schema, sptr) in extras {
             if let Some(v) = self.schema(&schema, &sptr, depth + 1)? {
-                let key = self.regex("KEY", key_re);
+                // The pattern of a `patternProperties` key (None: any undeclared name).
+                let pattern = sptr
+                    .rsplit_once("/patternProperties/")
+                    .map(|(_, p)| p.replace("~1", "/").replace("~0", "~"));
+                let lexeme = if key_re == ANY_STRING {
+                    self.regex("STRING", key_re)
+                } else {
+                    self.regex("KEY_PATTERN", key_re)
+                };
+                let site = StringSite::Key {
+                    excluded: declared.iter().map(|d| d.0.clone()).collect(),
+                    pattern,
+                };
+                let key = self.string_site(lexeme, site, ptr)?;
                 let x = *extra_nt.get_or_insert_with(|| self.fresh_nt("extra_member"));
                 self.rule(x, vec![key, colon, Symbol::N(v)], ptr)?;
             }

@@ -39,6 +39,32 @@ pub struct Lowerer<'a> {
     refs: HashMap<String, NonterminalId>,
     any: Option<NonterminalId>,
     rules: usize,
+    /// Property-name literals: decoded name → terminal.
+    keys: Vec<(String, TerminalId)>,
+    /// Places where a string lexeme may stand (see [`StringSite`]).
+    sites: Vec<(NonterminalId, StringSite)>,
+}
+
+/// What a string lexeme at some place admits, checked against every property name at the end:
+/// a string equal to a property name lexes as that name's literal only (literals beat regexes),
+/// so each place that admits the name also admits its literal.
+#[derive(Clone, Debug)]
+pub enum StringSite {
+    /// A string with these constraints (`pattern`, `format`, lengths).
+    Spec {
+        min_length: u64,
+        max_length: Option<u64>,
+        pattern: Option<String>,
+        format: Option<String>,
+    },
+    /// Exactly this string (`enum`/`const`).
+    Exact(String),
+    /// The name of an additional member: any name not declared by its object (`excluded`),
+    /// matching `pattern` if given (`patternProperties`).
+    Key {
+        excluded: Vec<String>,
+        pattern: Option<String>,
+    },
 }
 
 pub(super) type Lowered = Result<Option<NonterminalId>, SchemaError>;
@@ -58,6 +84,8 @@ impl<'a> Lowerer<'a> {
             refs: HashMap::new(),
             any: None,
             rules: 0,
+            keys: vec![],
+            sites: vec![],
         }
     }
 
@@ -106,6 +134,71 @@ impl<'a> Lowerer<'a> {
         let t = self.b.terminal(&name, Pattern::Regex(re), 0);
         self.terms.insert(key, t);
         Symbol::T(t)
+    }
+
+    /// The literal terminal of a property name, in its serde_json encoding.
+    pub(super) fn key(&mut self, name: &str) -> Symbol {
+        if let Some((_, t)) = self.keys.iter().find(|(n, _)| n == name) {
+            return Symbol::T(*t);
+        }
+        let text = serde_json::to_string(name).expect("strings serialize");
+        let t = self
+            .b
+            .terminal(&format!("KEY{text}"), Pattern::Literal(text), 0);
+        self.keys.push((name.to_string(), t));
+        Symbol::T(t)
+    }
+
+    /// A nonterminal for a string lexeme, registered as a [`StringSite`].
+    pub(super) fn string_site(
+        &mut self,
+        lexeme: Symbol,
+        site: StringSite,
+        ptr: &str,
+    ) -> Result<Symbol, SchemaError> {
+        let nt = self.fresh("string");
+        self.rule(nt, vec![lexeme], ptr)?;
+        self.sites.push((nt, site));
+        Ok(Symbol::N(nt))
+    }
+
+    /// Lets every string site admit the literals of the property names it admits.
+    pub fn finish_sites(&mut self) -> Result<(), SchemaError> {
+        let keys = std::mem::take(&mut self.keys);
+        let sites = std::mem::take(&mut self.sites);
+        for (nt, site) in &sites {
+            for (name, t) in &keys {
+                let ok = match site {
+                    StringSite::Exact(s) => s == name,
+                    StringSite::Key { excluded, pattern } => {
+                        !excluded.contains(name)
+                            && pattern.as_deref().is_none_or(|p| {
+                                super::strings::pattern_matches(p, name).unwrap_or(false)
+                            })
+                    }
+                    StringSite::Spec {
+                        min_length,
+                        max_length,
+                        pattern,
+                        format,
+                    } => {
+                        let n = name.chars().count() as u64;
+                        n >= *min_length
+                            && max_length.is_none_or(|m| n <= m)
+                            && pattern.as_deref().is_none_or(|p| {
+                                super::strings::pattern_matches(p, name).unwrap_or(false)
+                            })
+                            && format
+                                .as_deref()
+                                .is_none_or(|f| super::strings::format_matches(f, name))
+                    }
+                };
+                if ok {
+                    self.rule(*nt, vec![Symbol::T(*t)], "")?;
+                }
+            }
+        }
+        Ok(())
     }
 
     pub(super) fn fresh(&mut self, base: &str) -> NonterminalId {
@@ -228,7 +321,14 @@ impl<'a> Lowerer<'a> {
         );
         let (lb, rb, ls, rs) = (self.lit("{"), self.lit("}"), self.lit("["), self.lit("]"));
         let (comma, colon) = (self.lit(","), self.lit(":"));
-        let string = self.regex("STRING", ANY_STRING.into());
+        let lexeme = self.regex("STRING", ANY_STRING.into());
+        let any_string = StringSite::Spec {
+            min_length: 0,
+            max_length: None,
+            pattern: None,
+            format: None,
+        };
+        let string = self.string_site(lexeme, any_string, "")?;
         let number = self.regex("NUMBER", super::numbers::ANY_NUMBER.into());
         for s in [
             string,

@@ -122,6 +122,7 @@ pub fn compile(schema: &Value, options: &SchemaOptions) -> Result<CompiledSchema
     let root = lw.schema(schema, "", 0)?.ok_or(SchemaError::Empty {
         pointer: String::new(),
     })?;
+    lw.finish_sites()?;
     let start = lw.b.fresh_nonterminal("start");
     lw.b.rule(start, vec![Symbol::N(root)]);
     let warnings = std::mem::take(&mut lw.warnings);

@@ -6,7 +6,7 @@
 use serde_json::{Map, Value};
 
 use super::error::{push_pointer, SchemaError};
-use super::lower::Lowerer;
+use super::lower::{Lowerer, StringSite};
 use super::numbers::{number_regex, Bound};
 use super::refs::json_eq;
 use super::strings::{
@@ -133,7 +133,17 @@ impl<'a> Lowerer<'a> {
         }
         loop {
             match string_regex(&spec) {
-                Ok(r) => return Ok(r.map(|re| self.regex("STRING", re))),
+                Ok(None) => return Ok(None),
+                Ok(Some(re)) => {
+                    let lexeme = self.regex("STRING", re);
+                    let site = StringSite::Spec {
+                        min_length: spec.min_length,
+                        max_length: spec.max_length,
+                        pattern: spec.pattern.map(String::from),
+                        format: spec.format.map(String::from),
+                    };
+                    return self.string_site(lexeme, site, ptr).map(Some);
+                }
                 Err(StringIssue::BadPattern(reason)) => {
                     let pattern = spec.pattern.unwrap_or_default().to_string();
                     if !self.options.lenient {
@@ -307,7 +317,10 @@ impl<'a> Lowerer<'a> {
                 let re = number_literal_regex(n);
                 self.regex("NUMBER_VALUE", re)
             }
-            Value::String(s) => self.regex("STRING_VALUE", literal_regex(s)),
+            Value::String(s) => {
+                let lexeme = self.regex("STRING_VALUE", literal_regex(s));
+                self.string_site(lexeme, StringSite::Exact(s.clone()), ptr)?
+            }
             Value::Array(items) => {
                 let nt = self.fresh("array_value");
                 let mut rhs = vec![self.lit("[")];
@@ -325,7 +338,7 @@ impl<'a> Lowerer<'a> {
                 let mut list = vec![];
                 for (k, item) in members {
                     let m = self.fresh("member_value");
-                    let key = self.regex("KEY", literal_regex(k));
+                    let key = self.key(k);
                     let colon = self.lit(":");
                     let value = self.literal(item, ptr)?;
                     self.rule(m, vec![key, colon, value], ptr)?;

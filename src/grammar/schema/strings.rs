@@ -442,91 +442,13 @@ pub fn literal_regex(s: &str) -> String {
     format!("\"{}\"", encode(&lit).expect("literals encode"))
 }
 
-/// The regex of the JSON strings (quotes included) whose decoded value is none of `names`.
-///
-/// Built on the trie of the names: at each node the string may end (if the node is not a
-/// name), continue along a child, or diverge with a unit that is no child and then go on
-/// freely. Units after the divergence are raw characters or short escapes; `\u` escapes are not
-/// accepted in such keys (they could spell a declared name).
-pub fn complement_regex(names: &[&str]) -> String {
-    #[derive(Default)]
-    struct Node {
-        terminal: bool,
-        children: Vec<(char, Node)>,
-    }
-    let mut root = Node::default();
-    for name in names {
-        let mut node = &mut root;
-        for ch in name.chars() {
-            let i = match node.children.iter().position(|(c, _)| *c == ch) {
-                Some(i) => i,
-                None => {
-                    node.children.push((ch, Node::default()));
-                    node.children.len() - 1
-                }
-            };
-            node = &mut node.children[i].1;
-        }
-        node.terminal = true;
-    }
-    const REST: &str = r#"(?:[^"\\\x00-\x1f]|\\["\\/bfnrt])*"#;
-    const SHORT: [(char, char); 8] = [
-        ('"', '"'),
-        ('\\', '\\'),
-        ('/', '/'),
-        ('b', '\u{8}'),
-        ('f', '\u{c}'),
-        ('n', '\n'),
-        ('r', '\r'),
-        ('t', '\t'),
-    ];
-    fn build(node: &Node, out: &mut String) {
-        out.push_str("(?:");
-        let mut first = true;
-        let mut alt = |out: &mut String| {
-            if !std::mem::take(&mut first) {
-                out.push('|');
-            }
-        };
-        if !node.terminal {
-            alt(out);
-        }
-        for (ch, child) in &node.children {
-            alt(out);
-            out.push_str(&literal_body(&ch.to_string()));
-            build(child, out);
-        }
-        // Diverge: a raw character that is no child, or a short escape that decodes to none.
-        alt(out);
-        out.push_str("(?:[^\"\\\\\\x00-\\x1f");
-        for (ch, _) in &node.children {
-            if !(*ch == '"' || *ch == '\\' || (*ch as u32) < 0x20) {
-                out.push_str(&regex_syntax::escape(&ch.to_string()));
-            }
-        }
-        out.push(']');
-        let escapes: String = SHORT
-            .iter()
-            .filter(|(_, d)| !node.children.iter().any(|(c, _)| c == d))
-            .map(|(e, _)| regex_syntax::escape(&e.to_string()))
-            .collect();
-        if !escapes.is_empty() {
-            out.push_str(&format!("|\\\\[{escapes}]"));
-        }
-        out.push(')');
-        out.push_str(REST);
-        out.push(')');
-    }
-    let mut out = String::from("\"");
-    build(&root, &mut out);
-    out.push('"');
-    out
-}
-
-/// The encoded body (no quotes) of an exact decoded string.
-fn literal_body(s: &str) -> String {
-    let lit = Hir::literal(s.as_bytes());
-    encode(&lit).expect("literals encode").to_string()
+/// Whether a decoded string has an enforced format.
+pub fn format_matches(format: &str, s: &str) -> bool {
+    format_regex(format).is_some_and(|re| {
+        regex_automata::meta::Regex::new(&format!("^(?:{re})$"))
+            .expect("format regexes compile")
+            .is_match(s)
+    })
 }
 
 /// Whether a decoded string matches a JSON-Schema pattern (used to check property names and
