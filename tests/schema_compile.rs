@@ -160,6 +160,19 @@ fn scalars_enums_and_combinators() {
         &[r#""x""#, "3", "null"],
         &["true", "1.5"],
     );
+    // oneOf whose alternatives a required `const`/`enum` property tells apart: exact.
+    assert_language(
+        json!({"type": "object", "properties": {"kind": {"enum": ["a", "b"]}}, "oneOf": [
+            {"properties": {"kind": {"const": "a"}, "x": {"type": "integer"}}, "required": ["kind", "x"]},
+            {"properties": {"kind": {"const": "b"}, "y": {"type": "string"}}, "required": ["kind", "y"]}
+        ]}),
+        &[r#"{"kind":"a","x":1}"#, r#"{"y":"s","kind":"b"}"#],
+        &[
+            r#"{"kind":"a","y":"s"}"#,
+            r#"{"kind":"c","x":1}"#,
+            r#"{"x":1}"#,
+        ],
+    );
     assert_language(
         json!({"oneOf": [{"type": "string"}, {"type": "array"}]}),
         &[r#""x""#, "[]"],

@@ -12,7 +12,7 @@ use hashbrown::HashMap;
 use serde_json::{Map, Value};
 
 use super::error::{push_pointer, SchemaError, SchemaWarning};
-use super::refs::{flatten, kind_name, merge, resolve, UNSUPPORTED};
+use super::refs::{flatten, json_eq, kind_name, merge, resolve, UNSUPPORTED};
 use super::strings::ANY_STRING;
 use super::SchemaOptions;
 use crate::grammar::{GrammarBuilder, NonterminalId, Pattern, Symbol, TerminalId};
@@ -233,6 +233,54 @@ impl<'a> Lowerer<'a> {
 fn is_contradiction(e: &SchemaError) -> bool {
     matches!(e, SchemaError::Merge { reason, .. }
         if reason.starts_with("contradictory") || reason.starts_with("`enum`/`const` values"))
+}
+
+/// The required properties of a flattened object schema whose own schema lists its values
+/// (`enum`/`const`), with those values.
+fn discriminators(o: &Map<String, Value>) -> Vec<(String, Vec<Value>)> {
+    let required: Vec<&str> = o
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let Some(props) = o.get("properties").and_then(Value::as_object) else {
+        return vec![];
+    };
+    /// The values a schema lists (`enum`, `const`, or those of its `allOf` parts, intersected).
+    fn listed(v: &Value) -> Option<Vec<Value>> {
+        let p = v.as_object()?;
+        let mut values: Option<Vec<Value>> = p.get("enum").and_then(Value::as_array).cloned();
+        let mut narrow = |vals: Vec<Value>| {
+            values = Some(match values.take() {
+                Some(v) => v
+                    .into_iter()
+                    .filter(|x| vals.iter().any(|y| json_eq(x, y)))
+                    .collect(),
+                None => vals,
+            });
+        };
+        if let Some(c) = p.get("const") {
+            narrow(vec![c.clone()]);
+        }
+        for part in p
+            .get("allOf")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            if let Some(vals) = listed(part) {
+                narrow(vals);
+            }
+        }
+        values
+    }
+    let mut out = vec![];
+    for name in required {
+        if let Some(v) = props.get(name).and_then(listed) {
+            out.push((name.to_string(), v));
+        }
+    }
+    out
 }
 
 /// The JSON types a flattened schema may admit (`integer` folded into `number`).
@@ -518,19 +566,28 @@ impl<'a> Lowerer<'a> {
                 Err(e) => return Err(e),
             };
             if let Value::Object(m) = &merged {
-                signatures.push(possible_types(m));
+                signatures.push((possible_types(m), discriminators(m)));
             } else if merged == Value::Bool(true) {
-                signatures.push(vec!["*"]);
+                signatures.push((vec!["*"], vec![]));
             }
             if let Some(s) = self.flat(&merged, &iptr, depth + 1)? {
                 subs.push(s);
             }
         }
         if key == "oneOf" {
-            let overlap = signatures.iter().enumerate().any(|(i, a)| {
-                signatures[i + 1..].iter().any(|b| {
-                    a.iter()
-                        .any(|t| *t == "*" || b.contains(t) || b.contains(&"*"))
+            // Disjoint when the JSON types differ, or when both require a property whose
+            // `enum`/`const` values differ (a discriminator).
+            let overlap = signatures.iter().enumerate().any(|(i, (ta, da))| {
+                signatures[i + 1..].iter().any(|(tb, db)| {
+                    let types = ta
+                        .iter()
+                        .any(|t| *t == "*" || tb.contains(t) || tb.contains(&"*"));
+                    let discriminated = da.iter().any(|(name, va)| {
+                        db.iter().any(|(n, vb)| {
+                            n == name && !va.iter().any(|x| vb.iter().any(|y| json_eq(x, y)))
+                        })
+                    });
+                    types && !discriminated
                 })
             });
             if overlap {
