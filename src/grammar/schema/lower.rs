@@ -167,32 +167,46 @@ impl<'a> Lowerer<'a> {
         let keys = std::mem::take(&mut self.keys);
         let sites = std::mem::take(&mut self.sites);
         for (nt, site) in &sites {
+            // Matchers are built once per site, not once per name.
+            let (min, max, pattern, format, exact, excluded) = match site {
+                StringSite::Exact(v) => (0, None, None, None, Some(v), None),
+                StringSite::Key { excluded, pattern } => {
+                    (0, None, pattern.as_deref(), None, None, Some(excluded))
+                }
+                StringSite::Spec {
+                    min_length,
+                    max_length,
+                    pattern,
+                    format,
+                } => (
+                    *min_length,
+                    *max_length,
+                    pattern.as_deref(),
+                    format.as_deref(),
+                    None,
+                    None,
+                ),
+            };
+            let pattern = match pattern.map(super::strings::pattern_matcher) {
+                Some(Ok(m)) => Some(m),
+                Some(Err(_)) => continue,
+                None => None,
+            };
+            let format = match format {
+                Some(f) => match super::strings::format_matcher(f) {
+                    Some(m) => Some(m),
+                    None => continue,
+                },
+                None => None,
+            };
             for (name, t) in &keys {
-                let ok = match site {
-                    StringSite::Exact(s) => s == name,
-                    StringSite::Key { excluded, pattern } => {
-                        !excluded.contains(name)
-                            && pattern.as_deref().is_none_or(|p| {
-                                super::strings::pattern_matches(p, name).unwrap_or(false)
-                            })
-                    }
-                    StringSite::Spec {
-                        min_length,
-                        max_length,
-                        pattern,
-                        format,
-                    } => {
-                        let n = name.chars().count() as u64;
-                        n >= *min_length
-                            && max_length.is_none_or(|m| n <= m)
-                            && pattern.as_deref().is_none_or(|p| {
-                                super::strings::pattern_matches(p, name).unwrap_or(false)
-                            })
-                            && format
-                                .as_deref()
-                                .is_none_or(|f| super::strings::format_matches(f, name))
-                    }
-                };
+                let n = name.chars().count() as u64;
+                let ok = exact.is_none_or(|v| v == name)
+                    && excluded.is_none_or(|x| !x.contains(name))
+                    && n >= min
+                    && max.is_none_or(|m| n <= m)
+                    && pattern.as_ref().is_none_or(|m| m.is_match(name))
+                    && format.as_ref().is_none_or(|m| m.is_match(name));
                 if ok {
                     self.rule(*nt, vec![Symbol::T(*t)], "")?;
                 }

@@ -442,27 +442,29 @@ pub fn literal_regex(s: &str) -> String {
     format!("\"{}\"", encode(&lit).expect("literals encode"))
 }
 
-/// Whether a decoded string has an enforced format.
-pub fn format_matches(format: &str, s: &str) -> bool {
-    format_regex(format).is_some_and(|re| {
-        regex_automata::meta::Regex::new(&format!("^(?:{re})$"))
-            .expect("format regexes compile")
-            .is_match(s)
+/// A matcher for whole decoded strings of an enforced format.
+pub fn format_matcher(format: &str) -> Option<regex_automata::meta::Regex> {
+    format_regex(format).map(|re| {
+        regex_automata::meta::Regex::new(&format!("^(?:{re})$")).expect("format regexes compile")
     })
 }
 
-/// Whether a decoded string matches a JSON-Schema pattern (used to check property names and
-/// enum values against patterns while compiling).
-pub fn pattern_matches(pattern: &str, s: &str) -> Result<bool, StringIssue> {
+/// A matcher for decoded strings that a JSON-Schema pattern matches.
+pub fn pattern_matcher(pattern: &str) -> Result<regex_automata::meta::Regex, StringIssue> {
     let d = pattern_hir(pattern)?;
-    let re = regex_automata::meta::Regex::builder()
+    regex_automata::meta::Regex::builder()
         .build_from_hir(&Hir::concat(vec![
             Hir::look(Look::Start),
             strip_markers(&d.hir),
             Hir::look(Look::End),
         ]))
-        .map_err(|e| StringIssue::BadPattern(e.to_string()))?;
-    Ok(re.is_match(s))
+        .map_err(|e| StringIssue::BadPattern(e.to_string()))
+}
+
+/// Whether a decoded string matches a JSON-Schema pattern (used to check property names and
+/// enum values against patterns while compiling).
+pub fn pattern_matches(pattern: &str, s: &str) -> Result<bool, StringIssue> {
+    Ok(pattern_matcher(pattern)?.is_match(s))
 }
 
 fn strip_markers(h: &Hir) -> Hir {
