@@ -43,6 +43,7 @@ pub struct Lowerer<'a> {
     keys: Vec<(String, TerminalId)>,
     /// Places where a string lexeme may stand (see [`StringSite`]).
     sites: Vec<(NonterminalId, StringSite)>,
+    site_ids: HashMap<String, NonterminalId>,
 }
 
 /// What a string lexeme at some place admits, checked against every property name at the end:
@@ -86,6 +87,7 @@ impl<'a> Lowerer<'a> {
             rules: 0,
             keys: vec![],
             sites: vec![],
+            site_ids: HashMap::new(),
         }
     }
 
@@ -156,7 +158,13 @@ impl<'a> Lowerer<'a> {
         site: StringSite,
         ptr: &str,
     ) -> Result<Symbol, SchemaError> {
+        // Equal sites share one nonterminal (most strings are plain `{"type": "string"}`).
+        let signature = format!("{lexeme:?} {site:?}");
+        if let Some(&nt) = self.site_ids.get(&signature) {
+            return Ok(Symbol::N(nt));
+        }
         let nt = self.fresh("string");
+        self.site_ids.insert(signature, nt);
         self.rule(nt, vec![lexeme], ptr)?;
         self.sites.push((nt, site));
         Ok(Symbol::N(nt))
