@@ -17,7 +17,8 @@
 //! Data flow: the schema document ([`serde_json::Value`]) → `refs` (resolve `$ref`, fold
 //! `allOf` into one schema object where exact) → `lower` (one nonterminal per schema location,
 //! `anyOf`/`oneOf` as alternatives) with `scalars` (numbers, strings, `enum`/`const`) and
-//! `containers` (arrays, objects) → [`GrammarBuilder`](crate::grammar::GrammarBuilder) →
+//! `containers` (arrays, objects), and `sites` (property names as literal lexemes, admitted at
+//! every string place that accepts them) → [`GrammarBuilder`](crate::grammar::GrammarBuilder) →
 //! [`Grammar`]. Lexeme regexes come from `strings` (JSON string encoding, `pattern`, `format`)
 //! and `numbers` (digit-range regexes for integer bounds).
 //!
@@ -38,6 +39,7 @@ mod lower;
 mod numbers;
 mod refs;
 mod scalars;
+mod sites;
 mod strings;
 
 use serde_json::Value;
