@@ -1,6 +1,6 @@
 //! JSON string lexemes for string schemas: the regex of the *encoded* string (quotes, escapes)
 //! whose *decoded* value satisfies `minLength`/`maxLength`, `pattern` or `format`, and of
-//! exact strings (`const`/`enum` values and property names) and their complement.
+//! exact strings (`const`/`enum` values).
 //!
 //! Escapes. A decoded character has several encodings (`é`, `\u00e9`, `\u00E9`). Without a
 //! constraint every encoding is accepted (the `json.lark` string lexeme). Under a length bound
