@@ -101,3 +101,73 @@ fn grammar_stats_reports_sizes_as_json() {
     assert!(!ok);
     assert!(stderr.contains("unknown grammar spec"), "{stderr}");
 }
+
+#[test]
+fn schema_specs_and_lenient() {
+    let dir = std::env::temp_dir().join(format!("lacuna-cli-schema-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let strict = dir.join("person.json");
+    std::fs::write(
+        &strict,
+        r#"{"type": "object", "properties": {"name": {"type": "string"}, "age": {"type": "integer", "minimum": 0}}, "required": ["name"]}"#,
+    )
+    .unwrap();
+    let loose = dir.join("tags.json");
+    std::fs::write(
+        &loose,
+        r#"{"type": "array", "items": {"type": "string"}, "uniqueItems": true}"#,
+    )
+    .unwrap();
+    let spec = format!("schema:{}", strict.display());
+    let input = concat!(
+        r#"{"id": 1, "canvas": ["{\"name\": \"A", null, ", \"age\": 3}"]}"#,
+        "\n",
+        r#"{"id": 2, "canvas": ["{\"name\": \"A", null, ", \"age\": -3}"]}"#,
+        "\n",
+        r#"{"id": 3, "canvas": ["{\"age\": 3}", {"eos": true}]}"#,
+        "\n",
+    );
+    let (out, _, ok) = lacuna(&["check", "--grammar", &spec, "--complete"], input);
+    assert!(ok);
+    let v = lines(&out);
+    assert_eq!(v[0]["verdict"], "completable");
+    let completion: serde_json::Value =
+        serde_json::from_str(v[0]["completion"].as_str().unwrap()).unwrap();
+    assert_eq!(completion["age"], 3);
+    assert_eq!(v[1]["verdict"], "not_completable");
+    assert_eq!(v[2]["verdict"], "not_completable");
+    // +fence works on schemas too.
+    let fenced = format!("{spec}+fence");
+    let (out, _, ok) = lacuna(
+        &["check", "--grammar", &fenced],
+        "{\"id\": 4, \"canvas\": [\"{\\\"name\\\": \\\"x\\\"}\\n```\"]}\n",
+    );
+    assert!(ok);
+    assert_eq!(lines(&out)[0]["verdict"], "completable");
+    // A schema with a keyword lacuna cannot enforce: an error line in strict mode, a warning
+    // (and verdicts) in lenient mode.
+    let loose_spec = format!("schema:{}", loose.display());
+    let line = "{\"id\": 5, \"canvas\": [\"[\\\"a\\\", \\\"a\\\"]\"]}\n";
+    let (out, _, ok) = lacuna(&["check", "--grammar", &loose_spec], line);
+    assert!(!ok);
+    let v = lines(&out);
+    assert!(
+        v[0]["error"].as_str().unwrap().contains("uniqueItems"),
+        "{out}"
+    );
+    let (out, err, ok) = lacuna(&["check", "--lenient", "--grammar", &loose_spec], line);
+    assert!(ok);
+    assert_eq!(lines(&out)[0]["verdict"], "completable");
+    assert!(
+        err.contains("warning") && err.contains("/uniqueItems"),
+        "{err}"
+    );
+    // grammar stats / show take --lenient too.
+    let (_, err, ok) = lacuna(&["grammar", "stats", &loose_spec], "");
+    assert!(!ok && err.contains("uniqueItems"), "{err}");
+    let (out, err, ok) = lacuna(&["grammar", "stats", "--lenient", &loose_spec], "");
+    assert!(ok && out.contains("productions") && err.contains("/uniqueItems"));
+    let (out, _, ok) = lacuna(&["grammar", "show", &spec], "");
+    assert!(ok && out.contains("KEY"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

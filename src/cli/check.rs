@@ -13,6 +13,8 @@ use serde_json::Value;
 
 use crate::canvas::parse_canvas_line;
 use crate::checker::{CheckVerdict, Checker};
+use crate::grammar::schema::SchemaOptions;
+use crate::grammar::spec;
 
 #[derive(Args, Debug)]
 pub struct CheckArgs {
@@ -25,6 +27,10 @@ pub struct CheckArgs {
     /// Print a summary (median / p90 / max microseconds, DFA states) on stderr.
     #[arg(long)]
     stats: bool,
+    /// Compile JSON Schemas leniently: keywords that cannot be enforced are ignored with a
+    /// warning on stderr instead of failing the line.
+    #[arg(long)]
+    lenient: bool,
     /// Canvas JSON lines; `-` or nothing reads standard input.
     file: Option<String>,
 }
@@ -114,7 +120,13 @@ fn check_line(
             )
         })?;
     if !checkers.contains_key(spec) {
-        let checker = Checker::from_spec(spec).map_err(|e| (parsed.id.clone(), e.to_string()))?;
+        let options = SchemaOptions::lenient(args.lenient);
+        let (grammar, warnings) =
+            spec::load_with(spec, &options).map_err(|e| (parsed.id.clone(), e.to_string()))?;
+        for w in warnings {
+            eprintln!("lacuna: warning: {spec}: {w}");
+        }
+        let checker = Checker::new(grammar).map_err(|e| (parsed.id.clone(), e.to_string()))?;
         checkers.insert(spec.to_string(), checker);
     }
     let checker = checkers.get_mut(spec).expect("inserted above");

@@ -6,7 +6,8 @@ use clap::Subcommand;
 use serde::Serialize;
 
 use crate::grammar::normalize::GrammarSize;
-use crate::grammar::{spec, GrammarError, NormalGrammar};
+use crate::grammar::schema::SchemaOptions;
+use crate::grammar::{spec, Grammar, GrammarError, NormalGrammar};
 
 #[derive(Subcommand, Debug)]
 pub enum GrammarCommand {
@@ -17,6 +18,9 @@ pub enum GrammarCommand {
         /// Print one JSON object instead of a table.
         #[arg(long)]
         json: bool,
+        /// Compile a JSON Schema leniently (unenforceable keywords become warnings on stderr).
+        #[arg(long)]
+        lenient: bool,
     },
     /// Print the grammar's rules, raw or normalized.
     Show {
@@ -24,6 +28,9 @@ pub enum GrammarCommand {
         /// Print the C2F+ε form instead of the rules as written.
         #[arg(long)]
         normalized: bool,
+        /// Compile a JSON Schema leniently (unenforceable keywords become warnings on stderr).
+        #[arg(long)]
+        lenient: bool,
     },
 }
 
@@ -38,14 +45,31 @@ struct Stats<'a> {
 
 pub fn run(cmd: GrammarCommand) -> Result<(), GrammarError> {
     match cmd {
-        GrammarCommand::Stats { spec, json } => stats(&spec, json),
-        GrammarCommand::Show { spec, normalized } => show(&spec, normalized),
+        GrammarCommand::Stats {
+            spec,
+            json,
+            lenient,
+        } => stats(&spec, json, lenient),
+        GrammarCommand::Show {
+            spec,
+            normalized,
+            lenient,
+        } => show(&spec, normalized, lenient),
     }
 }
 
-fn stats(spec_text: &str, json: bool) -> Result<(), GrammarError> {
+/// Loads a spec, printing the schema compiler's warnings (lenient mode) on stderr.
+fn load(spec_text: &str, lenient: bool) -> Result<Grammar, GrammarError> {
+    let (grammar, warnings) = spec::load_with(spec_text, &SchemaOptions::lenient(lenient))?;
+    for w in warnings {
+        eprintln!("lacuna: warning: {spec_text}: {w}");
+    }
+    Ok(grammar)
+}
+
+fn stats(spec_text: &str, json: bool, lenient: bool) -> Result<(), GrammarError> {
     let t0 = Instant::now();
-    let grammar = spec::load(spec_text)?;
+    let grammar = load(spec_text, lenient)?;
     let t1 = Instant::now();
     let normal = NormalGrammar::from_grammar(&grammar);
     let t2 = Instant::now();
@@ -93,8 +117,8 @@ fn stats(spec_text: &str, json: bool) -> Result<(), GrammarError> {
     Ok(())
 }
 
-fn show(spec_text: &str, normalized: bool) -> Result<(), GrammarError> {
-    let grammar = spec::load(spec_text)?;
+fn show(spec_text: &str, normalized: bool, lenient: bool) -> Result<(), GrammarError> {
+    let grammar = load(spec_text, lenient)?;
     if !normalized {
         print!("{grammar}");
         return Ok(());

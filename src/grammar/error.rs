@@ -31,4 +31,9 @@ pub enum GrammarError {
     UnknownSpec(String),
     #[error("cannot read grammar file `{path}`: {message}")]
     Io { path: String, message: String },
+    #[error("JSON Schema `{path}`: {error}")]
+    Schema {
+        path: String,
+        error: Box<super::schema::SchemaError>,
+    },
 }

@@ -10,6 +10,7 @@ pub mod earley;
 mod error;
 pub mod lark;
 pub mod normalize;
+pub mod schema;
 pub mod spec;
 
 pub use cfg::{

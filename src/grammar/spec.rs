@@ -7,6 +7,7 @@
 
 use std::path::Path;
 
+use super::schema::{SchemaOptions, SchemaWarning};
 use super::{lark, Grammar, GrammarBuilder, GrammarError, Pattern, Symbol};
 
 /// The grammars that ship with lacuna, by name, with their Lark source.
@@ -50,8 +51,18 @@ impl GrammarSpec {
         Ok(GrammarSpec { source, fence })
     }
 
-    /// Loads the grammar the spec names.
+    /// Loads the grammar the spec names (a JSON Schema in strict mode).
     pub fn load(&self) -> Result<Grammar, GrammarError> {
+        self.load_with(&SchemaOptions::default()).map(|(g, _)| g)
+    }
+
+    /// Loads the grammar the spec names, compiling a JSON Schema with `options`; returns the
+    /// schema compiler's warnings too (empty for other grammars).
+    pub fn load_with(
+        &self,
+        options: &SchemaOptions,
+    ) -> Result<(Grammar, Vec<SchemaWarning>), GrammarError> {
+        let mut warnings = vec![];
         let grammar = match &self.source {
             SpecSource::Shipped(name) => {
                 let text = SHIPPED
@@ -70,23 +81,42 @@ impl GrammarSpec {
                 lark::parse(&text, path)?
             }
             SpecSource::Schema(path) => {
-                return Err(GrammarError::Io {
-                    path: path.clone(),
-                    message: "JSON Schema specs are not supported yet (issue 4)".into(),
-                })
+                let text =
+                    std::fs::read_to_string(Path::new(path)).map_err(|e| GrammarError::Io {
+                        path: path.clone(),
+                        message: e.to_string(),
+                    })?;
+                let compiled = super::schema::compile_str(&text, options).map_err(|error| {
+                    GrammarError::Schema {
+                        path: path.clone(),
+                        error: Box::new(error),
+                    }
+                })?;
+                warnings = compiled.warnings;
+                compiled.grammar
             }
         };
-        if self.fence {
-            Ok(with_fence(&grammar))
+        let grammar = if self.fence {
+            with_fence(&grammar)
         } else {
-            Ok(grammar)
-        }
+            grammar
+        };
+        Ok((grammar, warnings))
     }
 }
 
 /// Loads the grammar a spec string names.
 pub fn load(spec: &str) -> Result<Grammar, GrammarError> {
     GrammarSpec::parse(spec)?.load()
+}
+
+/// Loads the grammar a spec string names, a JSON Schema compiled with `options`, with the
+/// schema compiler's warnings.
+pub fn load_with(
+    spec: &str,
+    options: &SchemaOptions,
+) -> Result<(Grammar, Vec<SchemaWarning>), GrammarError> {
+    GrammarSpec::parse(spec)?.load_with(options)
 }
 
 /// The grammar's language, optionally followed by whitespace and a closing ```` ``` ````.

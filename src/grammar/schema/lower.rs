@@ -1,0 +1,580 @@
+//! Lowering: a schema (after `$ref`/`allOf` flattening) becomes grammar rules, one nonterminal
+//! per schema location. `$ref` targets get a nonterminal of their own, created before their
+//! body, so recursive schemas become recursive rules. `anyOf`/`oneOf` become alternatives (each
+//! merged with the sibling keywords); types become alternatives of JSON values built from
+//! shared lexemes (punctuation, keywords, string and number regexes).
+//!
+//! Objects list their declared properties in schema order (optional ones may be skipped), then
+//! any additional properties; arrays expand `prefixItems`/`minItems`/`maxItems` position by
+//! position (bounded), then repeat `items`.
+
+use hashbrown::HashMap;
+use serde_json::{Map, Value};
+
+use super::error::{push_pointer, SchemaError, SchemaWarning};
+use super::refs::{flatten, json_eq, kind_name, merge, resolve, UNSUPPORTED};
+pub use super::sites::StringSite;
+use super::strings::ANY_STRING;
+use super::SchemaOptions;
+use crate::grammar::{GrammarBuilder, NonterminalId, Pattern, Symbol, TerminalId};
+
+/// Deepest nesting of subschemas lowered.
+pub const MAX_DEPTH: usize = 128;
+/// Most array positions expanded for `prefixItems`/`minItems`/`maxItems`.
+pub const MAX_ARRAY_POSITIONS: u64 = 1024;
+/// Most grammar rules a schema may produce.
+pub const MAX_RULES: usize = 200_000;
+
+const TYPES: [&str; 7] = [
+    "null", "boolean", "object", "array", "number", "string", "integer",
+];
+
+/// The state of one compilation.
+pub struct Lowerer<'a> {
+    pub(super) root: &'a Value,
+    pub(super) options: &'a SchemaOptions,
+    pub b: GrammarBuilder,
+    pub warnings: Vec<SchemaWarning>,
+    terms: HashMap<String, TerminalId>,
+    names: hashbrown::HashSet<String>,
+    refs: HashMap<String, NonterminalId>,
+    any: Option<NonterminalId>,
+    rules: usize,
+    /// Property-name literals: decoded name → terminal.
+    pub(super) keys: Vec<(String, TerminalId)>,
+    /// Places where a string lexeme may stand (see [`StringSite`]).
+    pub(super) sites: Vec<(NonterminalId, StringSite)>,
+    pub(super) site_ids: HashMap<String, NonterminalId>,
+}
+
+pub(super) type Lowered = Result<Option<NonterminalId>, SchemaError>;
+
+impl<'a> Lowerer<'a> {
+    pub fn new(root: &'a Value, options: &'a SchemaOptions) -> Self {
+        let mut b = GrammarBuilder::new();
+        let ws = b.terminal("WS", Pattern::Regex("[ \\t\\n\\r]+".into()), 0);
+        b.ignore(ws);
+        Lowerer {
+            root,
+            options,
+            b,
+            warnings: vec![],
+            terms: HashMap::new(),
+            names: hashbrown::HashSet::new(),
+            refs: HashMap::new(),
+            any: None,
+            rules: 0,
+            keys: vec![],
+            sites: vec![],
+            site_ids: HashMap::new(),
+        }
+    }
+
+    pub(super) fn rule(
+        &mut self,
+        lhs: NonterminalId,
+        rhs: Vec<Symbol>,
+        ptr: &str,
+    ) -> Result<(), SchemaError> {
+        self.rules += 1;
+        if self.rules > MAX_RULES {
+            return Err(SchemaError::Budget {
+                pointer: ptr.into(),
+                what: "the grammar's number of rules".into(),
+                limit: MAX_RULES,
+            });
+        }
+        self.b.rule(lhs, rhs);
+        Ok(())
+    }
+
+    pub(super) fn lit(&mut self, text: &str) -> Symbol {
+        let key = format!("L{text}");
+        if let Some(&t) = self.terms.get(&key) {
+            return Symbol::T(t);
+        }
+        let t = self
+            .b
+            .terminal(&format!("\"{text}\""), Pattern::Literal(text.into()), 0);
+        self.terms.insert(key, t);
+        Symbol::T(t)
+    }
+
+    /// A regex terminal, shared by every use of the same regex. All regex terminals have the
+    /// same priority, so a text two of them match equally far is lexed as either.
+    pub(super) fn regex(&mut self, base: &str, re: String) -> Symbol {
+        let key = format!("R{re}");
+        if let Some(&t) = self.terms.get(&key) {
+            return Symbol::T(t);
+        }
+        let name = if self.names.insert(base.to_string()) {
+            base.to_string()
+        } else {
+            format!("{base}_{}", self.terms.len())
+        };
+        let t = self.b.terminal(&name, Pattern::Regex(re), 0);
+        self.terms.insert(key, t);
+        Symbol::T(t)
+    }
+
+    pub(super) fn fresh(&mut self, base: &str) -> NonterminalId {
+        self.b.fresh_nonterminal(base)
+    }
+
+    /// Reports a keyword that cannot be enforced: an error, or in lenient mode a warning.
+    pub(super) fn unsupported(
+        &mut self,
+        ptr: &str,
+        keyword: &str,
+        reason: &str,
+    ) -> Result<(), SchemaError> {
+        if self.options.lenient {
+            self.warnings.push(SchemaWarning {
+                pointer: ptr.into(),
+                keyword: keyword.into(),
+                message: reason.into(),
+            });
+            Ok(())
+        } else {
+            Err(SchemaError::Unsupported {
+                pointer: ptr.into(),
+                keyword: keyword.into(),
+                reason: reason.into(),
+            })
+        }
+    }
+}
+
+/// Whether a merge error only says that the two sides admit no common value.
+fn is_contradiction(e: &SchemaError) -> bool {
+    matches!(e, SchemaError::Merge { reason, .. }
+        if reason.starts_with("contradictory") || reason.starts_with("`enum`/`const` values"))
+}
+
+/// The required properties of a flattened object schema whose own schema lists its values
+/// (`enum`/`const`), with those values.
+fn discriminators(o: &Map<String, Value>) -> Vec<(String, Vec<Value>)> {
+    let required: Vec<&str> = o
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let Some(props) = o.get("properties").and_then(Value::as_object) else {
+        return vec![];
+    };
+    /// The values a schema lists (`enum`, `const`, or those of its `allOf` parts, intersected).
+    fn listed(v: &Value) -> Option<Vec<Value>> {
+        let p = v.as_object()?;
+        let mut values: Option<Vec<Value>> = p.get("enum").and_then(Value::as_array).cloned();
+        let mut narrow = |vals: Vec<Value>| {
+            values = Some(match values.take() {
+                Some(v) => v
+                    .into_iter()
+                    .filter(|x| vals.iter().any(|y| json_eq(x, y)))
+                    .collect(),
+                None => vals,
+            });
+        };
+        if let Some(c) = p.get("const") {
+            narrow(vec![c.clone()]);
+        }
+        for part in p
+            .get("allOf")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            if let Some(vals) = listed(part) {
+                narrow(vals);
+            }
+        }
+        values
+    }
+    let mut out = vec![];
+    for name in required {
+        if let Some(v) = props.get(name).and_then(listed) {
+            out.push((name.to_string(), v));
+        }
+    }
+    out
+}
+
+/// The JSON types a flattened schema may admit (`integer` folded into `number`).
+fn possible_types(o: &Map<String, Value>) -> Vec<&'static str> {
+    if let Some(vals) = o.get("enum").and_then(Value::as_array) {
+        let mut t: Vec<&'static str> = vals.iter().map(type_of).collect();
+        t.sort_unstable();
+        t.dedup();
+        return t;
+    }
+    if let Some(c) = o.get("const") {
+        return vec![type_of(c)];
+    }
+    let mut t: Vec<&'static str> = match o.get("type") {
+        Some(Value::String(s)) => vec![fold_type(s)],
+        Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).map(fold_type).collect(),
+        _ => vec!["null", "boolean", "object", "array", "number", "string"],
+    };
+    if o.get("nullable") == Some(&Value::Bool(true)) {
+        t.push("null");
+    }
+    t.sort_unstable();
+    t.dedup();
+    t
+}
+
+fn fold_type(s: &str) -> &'static str {
+    match s {
+        "integer" | "number" => "number",
+        "null" => "null",
+        "boolean" => "boolean",
+        "object" => "object",
+        "array" => "array",
+        _ => "string",
+    }
+}
+
+fn type_of(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+/// The keywords that constrain only values of one type (an inert keyword is not reported).
+fn applies_to(keyword: &str) -> Option<&'static str> {
+    Some(match keyword {
+        "multipleOf" => "number",
+        "uniqueItems" | "contains" | "minContains" | "maxContains" | "unevaluatedItems" => "array",
+        "minProperties"
+        | "maxProperties"
+        | "propertyNames"
+        | "dependentRequired"
+        | "dependentSchemas"
+        | "dependencies"
+        | "unevaluatedProperties" => "object",
+        _ => return None,
+    })
+}
+
+fn as_count(v: &Value) -> Option<u64> {
+    v.as_u64().or_else(|| {
+        v.as_f64()
+            .filter(|f| *f >= 0.0 && f.fract() == 0.0)
+            .map(|f| f as u64)
+    })
+}
+
+impl<'a> Lowerer<'a> {
+    /// The nonterminal of any JSON value (the `true` schema), built once.
+    pub fn any_value(&mut self) -> Result<NonterminalId, SchemaError> {
+        if let Some(a) = self.any {
+            return Ok(a);
+        }
+        let v = self.fresh("any");
+        self.any = Some(v);
+        let (obj, members, arr, elems) = (
+            self.fresh("any_object"),
+            self.fresh("any_members"),
+            self.fresh("any_array"),
+            self.fresh("any_elements"),
+        );
+        let (lb, rb, ls, rs) = (self.lit("{"), self.lit("}"), self.lit("["), self.lit("]"));
+        let (comma, colon) = (self.lit(","), self.lit(":"));
+        let lexeme = self.regex("STRING", ANY_STRING.into());
+        let any_string = StringSite::Spec {
+            min_length: 0,
+            max_length: None,
+            pattern: None,
+            format: None,
+        };
+        let string = self.string_site(lexeme, any_string, "")?;
+        let number = self.regex("NUMBER", super::numbers::ANY_NUMBER.into());
+        for s in [
+            string,
+            number,
+            self.lit("true"),
+            self.lit("false"),
+            self.lit("null"),
+        ] {
+            self.rule(v, vec![s], "")?;
+        }
+        self.rule(v, vec![Symbol::N(obj)], "")?;
+        self.rule(v, vec![Symbol::N(arr)], "")?;
+        self.rule(obj, vec![lb, rb], "")?;
+        self.rule(obj, vec![lb, Symbol::N(members), rb], "")?;
+        self.rule(members, vec![string, colon, Symbol::N(v)], "")?;
+        self.rule(
+            members,
+            vec![string, colon, Symbol::N(v), comma, Symbol::N(members)],
+            "",
+        )?;
+        self.rule(arr, vec![ls, rs], "")?;
+        self.rule(arr, vec![ls, Symbol::N(elems), rs], "")?;
+        self.rule(elems, vec![Symbol::N(v)], "")?;
+        self.rule(elems, vec![Symbol::N(v), comma, Symbol::N(elems)], "")?;
+        Ok(v)
+    }
+
+    /// Lowers the schema at `ptr`; `None` when it admits no value.
+    pub fn schema(&mut self, schema: &Value, ptr: &str, depth: usize) -> Lowered {
+        if depth > MAX_DEPTH {
+            return Err(SchemaError::Budget {
+                pointer: ptr.into(),
+                what: "the nesting of subschemas".into(),
+                limit: MAX_DEPTH,
+            });
+        }
+        match schema {
+            Value::Bool(true) => return Ok(Some(self.any_value()?)),
+            Value::Bool(false) => return Ok(None),
+            Value::Object(o) => {
+                if let Some(Value::String(r)) = o.get("$ref") {
+                    if o.keys()
+                        .all(|k| k == "$ref" || super::refs::is_annotation(k))
+                    {
+                        return self.reference(r, ptr, depth).map(Some);
+                    }
+                }
+            }
+            other => {
+                return Err(SchemaError::NotASchema {
+                    pointer: ptr.into(),
+                    found: kind_name(other).into(),
+                })
+            }
+        }
+        let flat = flatten(self.root, schema, ptr, 0)?;
+        self.flat(&flat, ptr, depth)
+    }
+
+    /// The nonterminal of a `$ref` target, created once per target so recursion terminates.
+    fn reference(
+        &mut self,
+        r: &str,
+        ptr: &str,
+        depth: usize,
+    ) -> Result<NonterminalId, SchemaError> {
+        let (target, tptr) = resolve(self.root, r, &push_pointer(ptr, "$ref"))?;
+        if let Some(&nt) = self.refs.get(&tptr) {
+            return Ok(nt);
+        }
+        let nt = self.fresh("ref");
+        self.refs.insert(tptr.clone(), nt);
+        match self.schema(target, &tptr, depth + 1)? {
+            Some(inner) => self.rule(nt, vec![Symbol::N(inner)], ptr)?,
+            // A target that admits nothing: a rule that derives no word keeps the grammar valid.
+            None => self.rule(nt, vec![Symbol::N(nt)], ptr)?,
+        }
+        Ok(nt)
+    }
+
+    /// Lowers a flattened schema (no top-level `$ref`/`allOf`).
+    fn flat(&mut self, schema: &Value, ptr: &str, depth: usize) -> Lowered {
+        let o = match schema {
+            Value::Object(o) => o,
+            _ => return self.schema(schema, ptr, depth),
+        };
+        for key in ["anyOf", "oneOf"] {
+            if let Some(alts) = o.get(key) {
+                return self.alternatives(o, key, alts, ptr, depth);
+            }
+        }
+        self.check_unsupported(o, ptr)?;
+        let mut types: Vec<&str> = match o.get("type") {
+            None => TYPES.to_vec(),
+            Some(t) => {
+                let list: Vec<&str> = match t {
+                    Value::String(s) => vec![s.as_str()],
+                    Value::Array(a) => a.iter().filter_map(Value::as_str).collect(),
+                    _ => vec![],
+                };
+                if list.is_empty() || list.iter().any(|t| !TYPES.contains(t)) {
+                    return Err(SchemaError::BadKeyword {
+                        pointer: ptr.into(),
+                        keyword: "type".into(),
+                        reason: format!("{t} is not a type name or a list of type names"),
+                    });
+                }
+                list
+            }
+        };
+        if o.get("nullable") == Some(&Value::Bool(true)) && !types.contains(&"null") {
+            types.push("null");
+        }
+        if o.get("multipleOf").and_then(Value::as_f64) == Some(1.0) && types.contains(&"number") {
+            types.retain(|t| *t != "number");
+            if !types.contains(&"integer") {
+                types.push("integer");
+            }
+        }
+        if o.contains_key("enum") || o.contains_key("const") {
+            return self.enumeration(o, &types, ptr);
+        }
+        let mut alts: Vec<Vec<Symbol>> = vec![];
+        if types.contains(&"null") {
+            alts.push(vec![self.lit("null")]);
+        }
+        if types.contains(&"boolean") {
+            alts.push(vec![self.lit("true")]);
+            alts.push(vec![self.lit("false")]);
+        }
+        if types.contains(&"number") || types.contains(&"integer") {
+            if let Some(s) = self.number(o, !types.contains(&"number"), ptr)? {
+                alts.push(vec![s]);
+            }
+        }
+        if types.contains(&"string") {
+            if let Some(s) = self.string(o, ptr)? {
+                alts.push(vec![s]);
+            }
+        }
+        if types.contains(&"array") {
+            if let Some(a) = self.array(o, ptr, depth)? {
+                alts.push(vec![Symbol::N(a)]);
+            }
+        }
+        if types.contains(&"object") {
+            if let Some(a) = self.object(o, ptr, depth)? {
+                alts.push(vec![Symbol::N(a)]);
+            }
+        }
+        if alts.is_empty() {
+            return Ok(None);
+        }
+        let nt = self.fresh("value");
+        for a in alts {
+            self.rule(nt, a, ptr)?;
+        }
+        Ok(Some(nt))
+    }
+
+    /// `anyOf` / `oneOf`: one alternative per item, each merged with the sibling keywords.
+    fn alternatives(
+        &mut self,
+        o: &Map<String, Value>,
+        key: &str,
+        alts: &Value,
+        ptr: &str,
+        depth: usize,
+    ) -> Lowered {
+        let kptr = push_pointer(ptr, key);
+        let items = alts.as_array().ok_or_else(|| SchemaError::BadKeyword {
+            pointer: ptr.into(),
+            keyword: key.into(),
+            reason: "not an array".into(),
+        })?;
+        let mut rest = o.clone();
+        rest.remove(key);
+        let rest = Value::Object(rest);
+        let mut subs = vec![];
+        let mut signatures = vec![];
+        for (i, item) in items.iter().enumerate() {
+            let iptr = push_pointer(&kptr, &i.to_string());
+            let f = flatten(self.root, item, &iptr, 0)?;
+            let merged = match merge(&rest, &f, &iptr) {
+                Ok(m) => m,
+                Err(e) if is_contradiction(&e) => continue,
+                Err(e) => return Err(e),
+            };
+            if let Value::Object(m) = &merged {
+                signatures.push((possible_types(m), discriminators(m)));
+            } else if merged == Value::Bool(true) {
+                signatures.push((vec!["*"], vec![]));
+            }
+            if let Some(s) = self.flat(&merged, &iptr, depth + 1)? {
+                subs.push(s);
+            }
+        }
+        if key == "oneOf" {
+            // Disjoint when the JSON types differ, or when both require a property whose
+            // `enum`/`const` values differ (a discriminator).
+            let overlap = signatures.iter().enumerate().any(|(i, (ta, da))| {
+                signatures[i + 1..].iter().any(|(tb, db)| {
+                    let types = ta
+                        .iter()
+                        .any(|t| *t == "*" || tb.contains(t) || tb.contains(&"*"));
+                    let discriminated = da.iter().any(|(name, va)| {
+                        db.iter().any(|(n, vb)| {
+                            n == name && !va.iter().any(|x| vb.iter().any(|y| json_eq(x, y)))
+                        })
+                    });
+                    types && !discriminated
+                })
+            });
+            if overlap {
+                self.unsupported(
+                    ptr,
+                    "oneOf",
+                    "alternatives of the same JSON type may overlap and exclusivity is not \
+                     enforced (compiled as anyOf)",
+                )?;
+            }
+        }
+        if subs.is_empty() {
+            return Ok(None);
+        }
+        let nt = self.fresh("alt");
+        for s in subs {
+            self.rule(nt, vec![Symbol::N(s)], ptr)?;
+        }
+        Ok(Some(nt))
+    }
+
+    /// Reports the keywords of `o` that cannot be enforced (exactly handled cases aside).
+    fn check_unsupported(&mut self, o: &Map<String, Value>, ptr: &str) -> Result<(), SchemaError> {
+        let types = possible_types(o);
+        for (k, v) in o {
+            if !UNSUPPORTED.contains(&k.as_str()) {
+                continue;
+            }
+            if let Some(t) = applies_to(k) {
+                if !types.contains(&t) {
+                    continue;
+                }
+            }
+            let exact = match k.as_str() {
+                "uniqueItems" => {
+                    v == &Value::Bool(false)
+                        || o.get("maxItems").and_then(as_count).is_some_and(|m| m <= 1)
+                }
+                "multipleOf" => v.as_f64() == Some(1.0),
+                "minContains" | "maxContains" => !o.contains_key("contains"),
+                "then" | "else" => !o.contains_key("if"),
+                "if" => !o.contains_key("then") && !o.contains_key("else"),
+                "dependentRequired" | "dependentSchemas" | "dependencies" => {
+                    v.as_object().is_some_and(|m| m.is_empty())
+                }
+                "minProperties" => {
+                    let req = o
+                        .get("required")
+                        .and_then(Value::as_array)
+                        .map_or(0, |r| r.len());
+                    as_count(v).is_some_and(|n| n as usize <= req)
+                }
+                "maxProperties" => {
+                    let closed = o.get("additionalProperties") == Some(&Value::Bool(false))
+                        && !o.contains_key("patternProperties");
+                    let declared = o
+                        .get("properties")
+                        .and_then(Value::as_object)
+                        .map_or(0, |p| p.len());
+                    closed && as_count(v).is_some_and(|n| declared as u64 <= n)
+                }
+                _ => false,
+            };
+            if !exact {
+                self.unsupported(
+                    &push_pointer(ptr, k),
+                    k,
+                    "lacuna does not enforce this keyword",
+                )?;
+            }
+        }
+        Ok(())
+    }
+}

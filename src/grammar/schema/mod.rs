@@ -1,0 +1,145 @@
+//! JSON Schema → [`Grammar`]: the grammar of the JSON texts that a schema accepts.
+//!
+//! ```
+//! use lacuna::grammar::schema::{compile, SchemaOptions};
+//! let schema = serde_json::json!({
+//!     "type": "object",
+//!     "properties": {"name": {"type": "string"}, "age": {"type": "integer", "minimum": 0}},
+//!     "required": ["name"]
+//! });
+//! let compiled = compile(&schema, &SchemaOptions::default()).unwrap();
+//! assert!(compiled.warnings.is_empty());
+//! let mut checker = lacuna::checker::Checker::new(compiled.grammar).unwrap();
+//! assert!(checker.accepts(br#"{"name": "Ada", "age": 36}"#));
+//! assert!(!checker.accepts(br#"{"name": "Ada", "age": -1}"#));
+//! ```
+//!
+//! Data flow: the schema document ([`serde_json::Value`]) → `refs` (resolve `$ref`, fold
+//! `allOf` into one schema object where exact) → `lower` (one nonterminal per schema location,
+//! `anyOf`/`oneOf` as alternatives) with `scalars` (numbers, strings, `enum`/`const`) and
+//! `containers` (arrays, objects), and `sites` (property names as literal lexemes, admitted at
+//! every string place that accepts them) → [`GrammarBuilder`](crate::grammar::GrammarBuilder) →
+//! [`Grammar`]. Lexeme regexes come from `strings` (JSON string encoding, `pattern`, `format`)
+//! and `numbers` (digit-range regexes for integer bounds).
+//!
+//! The grammar is built with the builder directly rather than through Lark text: no second
+//! escaping layer for regexes and property names, no re-parse, and terminals are shared by
+//! their regex (so a schema with many equal string properties has one string lexeme).
+//!
+//! What is exact, approximated or refused is listed in `grammars/README.md` (section JSON
+//! Schema). In short: every keyword is either enforced exactly, or refused with an error naming
+//! it and its JSON pointer; [`SchemaOptions::lenient`] turns refusals into warnings (the
+//! keyword is then not enforced). Two documented rules restrict the *form* of accepted texts,
+//! never the set of values: object members follow schema order, and strings under `pattern`,
+//! `format`, `enum`/`const` and property names use canonical escapes.
+
+mod containers;
+mod error;
+mod lower;
+mod numbers;
+mod refs;
+mod scalars;
+mod sites;
+mod strings;
+
+use serde_json::Value;
+
+pub use error::{SchemaError, SchemaWarning};
+pub use strings::FORMATS;
+
+use crate::grammar::{Grammar, GrammarError, Symbol};
+
+/// How to compile a schema.
+#[derive(Clone, Debug)]
+pub struct SchemaOptions {
+    /// Turn keywords that cannot be enforced into warnings instead of errors.
+    pub lenient: bool,
+    /// Objects with at most this many declared properties accept their members in any order
+    /// (the grammar has 2ⁿ states for n properties); larger ones follow schema order.
+    pub any_order_up_to: usize,
+}
+
+/// The default of [`SchemaOptions::any_order_up_to`].
+pub const ANY_ORDER_UP_TO: usize = 4;
+
+impl Default for SchemaOptions {
+    fn default() -> Self {
+        SchemaOptions {
+            lenient: false,
+            any_order_up_to: ANY_ORDER_UP_TO,
+        }
+    }
+}
+
+impl SchemaOptions {
+    /// Strict (the default) or lenient compilation with the default property-order rule.
+    pub fn lenient(lenient: bool) -> Self {
+        SchemaOptions {
+            lenient,
+            ..Self::default()
+        }
+    }
+}
+
+/// A compiled schema: the grammar, and what lenient mode left unenforced.
+#[derive(Clone, Debug)]
+pub struct CompiledSchema {
+    pub grammar: Grammar,
+    pub warnings: Vec<SchemaWarning>,
+}
+
+/// The metaschemas whose validation vocabulary lacuna implements (drafts 4 to 2020-12).
+pub const KNOWN_METASCHEMAS: &[&str] = &[
+    "http://json-schema.org/draft-04/schema#",
+    "http://json-schema.org/draft-06/schema#",
+    "http://json-schema.org/draft-07/schema#",
+    "http://json-schema.org/schema#",
+    "https://json-schema.org/draft/2019-09/schema",
+    "https://json-schema.org/draft/2020-12/schema",
+];
+
+/// Compiles a schema document (an object or a boolean) to a grammar.
+pub fn compile(schema: &Value, options: &SchemaOptions) -> Result<CompiledSchema, SchemaError> {
+    if !matches!(schema, Value::Object(_) | Value::Bool(_)) {
+        return Err(SchemaError::NotASchema {
+            pointer: String::new(),
+            found: refs::kind_name(schema).into(),
+        });
+    }
+    let mut lw = lower::Lowerer::new(schema, options);
+    if let Some(meta) = schema.get("$schema") {
+        let known = meta.as_str().is_some_and(|m| {
+            KNOWN_METASCHEMAS
+                .iter()
+                .any(|k| m.trim_end_matches('#') == k.trim_end_matches('#'))
+        });
+        if !known {
+            lw.unsupported(
+                "/$schema",
+                "$schema",
+                "an unknown metaschema may change the vocabularies in force",
+            )?;
+        }
+    }
+    let root = lw.schema(schema, "", 0)?.ok_or(SchemaError::Empty {
+        pointer: String::new(),
+    })?;
+    lw.finish_sites()?;
+    let start = lw.b.fresh_nonterminal("start");
+    lw.b.rule(start, vec![Symbol::N(root)]);
+    let warnings = std::mem::take(&mut lw.warnings);
+    let grammar = lw.b.build(start).map_err(|e| match e {
+        GrammarError::EmptyLanguage(_) => SchemaError::Empty {
+            pointer: String::new(),
+        },
+        e => SchemaError::Grammar(e),
+    })?;
+    Ok(CompiledSchema { grammar, warnings })
+}
+
+/// Compiles schema text (JSON).
+pub fn compile_str(text: &str, options: &SchemaOptions) -> Result<CompiledSchema, SchemaError> {
+    let value: Value =
+        serde_json::from_str(text).map_err(|e| SchemaError::NotJson(e.to_string()))?;
+    compile(&value, options)
+}

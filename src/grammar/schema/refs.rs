@@ -1,0 +1,515 @@
+//! Schema documents before lowering: `$ref` resolution (local JSON pointers, `#`, `$anchor`s,
+//! the root's `$id`), keyword classes (annotations, keywords lacuna cannot enforce), and
+//! `allOf` merging — the conjunction of subschemas folded into one schema object wherever the
+//! merge is exact (otherwise an error names the keyword that cannot be merged).
+
+use serde_json::{Map, Value};
+
+use super::error::{push_pointer, SchemaError};
+
+/// How deep `$ref`/`allOf` chains are followed while merging (a cycle hits this).
+pub const MAX_MERGE_DEPTH: usize = 32;
+/// The most alternatives an `anyOf` × `anyOf` product may have.
+pub const MAX_ALTERNATIVES: usize = 256;
+
+/// Keywords that carry no constraint (annotations, identifiers, containers of definitions).
+pub const ANNOTATIONS: &[&str] = &[
+    "title",
+    "description",
+    "default",
+    "examples",
+    "example",
+    "$schema",
+    "$id",
+    "id",
+    "$comment",
+    "$defs",
+    "definitions",
+    "$anchor",
+    "$dynamicAnchor",
+    "$vocabulary",
+    "readOnly",
+    "writeOnly",
+    "deprecated",
+    "contentMediaType",
+    "contentEncoding",
+    "contentSchema",
+    "discriminator",
+    "xml",
+    "externalDocs",
+];
+
+/// Keywords lacuna knows but cannot enforce: an error in strict mode, a warning in lenient.
+pub const UNSUPPORTED: &[&str] = &[
+    "not",
+    "if",
+    "then",
+    "else",
+    "multipleOf",
+    "uniqueItems",
+    "contains",
+    "minContains",
+    "maxContains",
+    "minProperties",
+    "maxProperties",
+    "propertyNames",
+    "dependentRequired",
+    "dependentSchemas",
+    "dependencies",
+    "unevaluatedProperties",
+    "unevaluatedItems",
+    "$dynamicRef",
+    "$recursiveRef",
+];
+
+pub fn is_annotation(k: &str) -> bool {
+    ANNOTATIONS.contains(&k)
+}
+
+/// Resolves a `$ref` against the root document; returns the target and its pointer.
+pub fn resolve<'a>(
+    root: &'a Value,
+    reference: &str,
+    at: &str,
+) -> Result<(&'a Value, String), SchemaError> {
+    let bad = |reason: &str| SchemaError::BadRef {
+        pointer: at.to_string(),
+        target: reference.to_string(),
+        reason: reason.to_string(),
+    };
+    let (base, fragment) = match reference.split_once('#') {
+        Some((b, f)) => (b, f),
+        None => (reference, ""),
+    };
+    if !base.is_empty() {
+        let root_id = root
+            .get("$id")
+            .or_else(|| root.get("id"))
+            .and_then(Value::as_str);
+        if root_id.map(|id| id.trim_end_matches('#')) != Some(base) {
+            return Err(bad("only references into this document are supported"));
+        }
+    }
+    if fragment.is_empty() {
+        return Ok((root, String::new()));
+    }
+    if !fragment.starts_with('/') {
+        return find_anchor(root, fragment, "").ok_or_else(|| bad("no `$anchor` of that name"));
+    }
+    let mut cur = root;
+    let mut ptr = String::new();
+    for raw in fragment[1..].split('/') {
+        let token = percent_decode(raw).replace("~1", "/").replace("~0", "~");
+        cur = match cur {
+            Value::Object(m) => m.get(&token),
+            Value::Array(a) => token.parse::<usize>().ok().and_then(|i| a.get(i)),
+            _ => None,
+        }
+        .ok_or_else(|| bad(&format!("no member {token:?} at {ptr:?}")))?;
+        ptr = push_pointer(&ptr, &token);
+    }
+    Ok((cur, ptr))
+}
+
+fn find_anchor<'a>(v: &'a Value, name: &str, ptr: &str) -> Option<(&'a Value, String)> {
+    match v {
+        Value::Object(m) => {
+            if m.get("$anchor").and_then(Value::as_str) == Some(name) {
+                return Some((v, ptr.to_string()));
+            }
+            m.iter()
+                .find_map(|(k, c)| find_anchor(c, name, &push_pointer(ptr, k)))
+        }
+        Value::Array(a) => a
+            .iter()
+            .enumerate()
+            .find_map(|(i, c)| find_anchor(c, name, &push_pointer(ptr, &i.to_string()))),
+        _ => None,
+    }
+}
+
+fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' && i + 2 < b.len() {
+            if let Ok(x) = u8::from_str_radix(&s[i + 1..i + 3], 16) {
+                out.push(x);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// A schema with its top-level `$ref` and `allOf` folded in: a boolean, or an object with
+/// neither keyword. `items` given as an array (draft 4–2019) becomes `prefixItems` (with
+/// `additionalItems` as `items`). Annotations are dropped.
+pub fn flatten(
+    root: &Value,
+    schema: &Value,
+    ptr: &str,
+    depth: usize,
+) -> Result<Value, SchemaError> {
+    if depth > MAX_MERGE_DEPTH {
+        return Err(SchemaError::Budget {
+            pointer: ptr.to_string(),
+            what: "the nesting of `$ref`/`allOf` merges".into(),
+            limit: MAX_MERGE_DEPTH,
+        });
+    }
+    let obj = match schema {
+        Value::Bool(_) => return Ok(schema.clone()),
+        Value::Object(o) => o,
+        other => {
+            return Err(SchemaError::NotASchema {
+                pointer: ptr.to_string(),
+                found: kind_name(other).into(),
+            })
+        }
+    };
+    let mut own = Map::new();
+    for (k, v) in obj {
+        if k == "$ref" || k == "allOf" || is_annotation(k) {
+            continue;
+        }
+        own.insert(k.clone(), v.clone());
+    }
+    if let Some(items @ Value::Array(_)) = own.get("items").cloned() {
+        own.remove("items");
+        own.insert("prefixItems".into(), items);
+        if let Some(extra) = own.remove("additionalItems") {
+            own.insert("items".into(), extra);
+        }
+    } else {
+        own.remove("additionalItems");
+    }
+    let mut acc = Value::Object(own);
+    if let Some(r) = obj.get("$ref") {
+        let r = r.as_str().ok_or_else(|| SchemaError::BadKeyword {
+            pointer: ptr.to_string(),
+            keyword: "$ref".into(),
+            reason: "not a string".into(),
+        })?;
+        let (target, tptr) = resolve(root, r, ptr)?;
+        let t = flatten(root, target, &tptr, depth + 1)?;
+        acc = merge(&acc, &t, ptr)?;
+    }
+    if let Some(all) = obj.get("allOf") {
+        let items = all.as_array().ok_or_else(|| SchemaError::BadKeyword {
+            pointer: ptr.to_string(),
+            keyword: "allOf".into(),
+            reason: "not an array".into(),
+        })?;
+        let aptr = push_pointer(ptr, "allOf");
+        for (i, item) in items.iter().enumerate() {
+            let f = flatten(root, item, &push_pointer(&aptr, &i.to_string()), depth + 1)?;
+            acc = merge(&acc, &f, &aptr)?;
+        }
+    }
+    Ok(acc)
+}
+
+pub fn kind_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// JSON equality as JSON Schema defines it (`1` equals `1.0`).
+pub fn json_eq(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| json_eq(p, q))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| json_eq(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
+fn all_of(a: &Value, b: &Value) -> Value {
+    match (a, b) {
+        (Value::Bool(true), x) | (x, Value::Bool(true)) => x.clone(),
+        _ if a == b => a.clone(),
+        _ => serde_json::json!({ "allOf": [a, b] }),
+    }
+}
+
+fn type_set(v: &Value) -> Option<Vec<String>> {
+    match v {
+        Value::String(s) => Some(vec![s.clone()]),
+        Value::Array(a) => a.iter().map(|t| t.as_str().map(String::from)).collect(),
+        _ => None,
+    }
+}
+
+/// The conjunction of two flattened schemas as one schema, where that is exact.
+pub fn merge(a: &Value, b: &Value, ptr: &str) -> Result<Value, SchemaError> {
+    let (a, b) = match (a, b) {
+        (Value::Bool(false), _) | (_, Value::Bool(false)) => return Ok(Value::Bool(false)),
+        (Value::Bool(true), x) | (x, Value::Bool(true)) => return Ok(x.clone()),
+        (Value::Object(a), Value::Object(b)) => (a, b),
+        _ => unreachable!("flatten returns booleans and objects"),
+    };
+    let err = |reason: String| SchemaError::Merge {
+        pointer: ptr.to_string(),
+        reason,
+    };
+    let mut out = a.clone();
+    for (k, bv) in b {
+        let Some(av) = a.get(k) else {
+            out.insert(k.clone(), bv.clone());
+            continue;
+        };
+        if av == bv {
+            continue;
+        }
+        let merged = match k.as_str() {
+            "type" => {
+                let (Some(x), Some(y)) = (type_set(av), type_set(bv)) else {
+                    return Err(err("`type` is not a string or a list of strings".into()));
+                };
+                let mut t: Vec<Value> = vec![];
+                for s in &x {
+                    for u in &y {
+                        let m = if s == u {
+                            Some(s.as_str())
+                        } else if (s == "integer" && u == "number")
+                            || (s == "number" && u == "integer")
+                        {
+                            Some("integer")
+                        } else {
+                            None
+                        };
+                        if let Some(m) = m {
+                            if !t.iter().any(|v| v == m) {
+                                t.push(Value::String(m.into()));
+                            }
+                        }
+                    }
+                }
+                if t.is_empty() {
+                    return Err(err(format!("contradictory types {av} and {bv}")));
+                }
+                Value::Array(t)
+            }
+            "enum" | "const" => continue, // handled below, after the loop
+            "required" => {
+                let mut r = av.as_array().cloned().unwrap_or_default();
+                for x in bv.as_array().into_iter().flatten() {
+                    if !r.contains(x) {
+                        r.push(x.clone());
+                    }
+                }
+                Value::Array(r)
+            }
+            "properties" | "additionalProperties" | "patternProperties" => continue,
+            "items" | "contentSchema" => all_of(av, bv),
+            "prefixItems" => continue,
+            "minLength" | "minItems" | "minProperties" | "minimum" | "exclusiveMinimum"
+                if av.is_number() && bv.is_number() =>
+            {
+                if av.as_f64() >= bv.as_f64() {
+                    av.clone()
+                } else {
+                    bv.clone()
+                }
+            }
+            "maxLength" | "maxItems" | "maxProperties" | "maximum" | "exclusiveMaximum"
+                if av.is_number() && bv.is_number() =>
+            {
+                if av.as_f64() <= bv.as_f64() {
+                    av.clone()
+                } else {
+                    bv.clone()
+                }
+            }
+            "anyOf" => {
+                let (Some(x), Some(y)) = (av.as_array(), bv.as_array()) else {
+                    return Err(err("`anyOf` is not an array".into()));
+                };
+                if x.len() * y.len() > MAX_ALTERNATIVES {
+                    return Err(SchemaError::Budget {
+                        pointer: ptr.to_string(),
+                        what: "the product of two `anyOf`s".into(),
+                        limit: MAX_ALTERNATIVES,
+                    });
+                }
+                let mut alts = vec![];
+                for p in x {
+                    for q in y {
+                        alts.push(serde_json::json!({ "allOf": [p, q] }));
+                    }
+                }
+                Value::Array(alts)
+            }
+            "nullable" => Value::Bool(av.as_bool() == Some(true) && bv.as_bool() == Some(true)),
+            _ if UNSUPPORTED.contains(&k.as_str()) => av.clone(),
+            _ => {
+                return Err(err(format!(
+                    "two different values of `{k}` ({av} and {bv}) cannot be combined"
+                )))
+            }
+        };
+        out.insert(k.clone(), merged);
+    }
+    merge_enums(a, b, &mut out).map_err(err)?;
+    merge_objects(a, b, &mut out).map_err(err)?;
+    merge_prefix(a, b, &mut out);
+    Ok(Value::Object(out))
+}
+
+fn enum_of(m: &Map<String, Value>) -> Option<Vec<Value>> {
+    let mut vals: Option<Vec<Value>> = m.get("enum").and_then(Value::as_array).cloned();
+    if let Some(c) = m.get("const") {
+        vals = Some(match vals {
+            None => vec![c.clone()],
+            Some(v) => v.into_iter().filter(|x| json_eq(x, c)).collect(),
+        });
+    }
+    vals
+}
+
+fn merge_enums(
+    a: &Map<String, Value>,
+    b: &Map<String, Value>,
+    out: &mut Map<String, Value>,
+) -> Result<(), String> {
+    let (ea, eb) = (enum_of(a), enum_of(b));
+    if ea.is_none() && eb.is_none() {
+        return Ok(());
+    }
+    out.remove("const");
+    let vals = match (ea, eb) {
+        (Some(x), Some(y)) => x
+            .into_iter()
+            .filter(|v| y.iter().any(|w| json_eq(v, w)))
+            .collect(),
+        (Some(x), None) | (None, Some(x)) => x,
+        (None, None) => unreachable!(),
+    };
+    if vals.is_empty() {
+        return Err("`enum`/`const` values have nothing in common".into());
+    }
+    out.insert("enum".into(), Value::Array(vals));
+    Ok(())
+}
+
+/// Merges `properties`, `additionalProperties` and `patternProperties`: a property named by one
+/// side is constrained by the other side's schema for that name (its own property schema, or
+/// else its matching pattern schemas, or else its `additionalProperties`).
+fn merge_objects(
+    a: &Map<String, Value>,
+    b: &Map<String, Value>,
+    out: &mut Map<String, Value>,
+) -> Result<(), String> {
+    let keys = ["properties", "additionalProperties", "patternProperties"];
+    let both = keys
+        .iter()
+        .any(|k| a.contains_key(*k) && b.contains_key(*k));
+    let crossed = |x: &Map<String, Value>, y: &Map<String, Value>| {
+        (x.contains_key("additionalProperties") || x.contains_key("patternProperties"))
+            && y.contains_key("properties")
+    };
+    if !both && !crossed(a, b) && !crossed(b, a) {
+        return Ok(());
+    }
+    let (pa, pb) = (a.get("patternProperties"), b.get("patternProperties"));
+    if pa.is_some() && pb.is_some() && pa != pb {
+        return Err("two different `patternProperties` cannot be merged".into());
+    }
+    if (pa.is_some() && b.contains_key("additionalProperties"))
+        || (pb.is_some() && a.contains_key("additionalProperties"))
+    {
+        return Err("`patternProperties` of one side and `additionalProperties` of the other cannot be merged exactly".into());
+    }
+    let empty = Map::new();
+    let props = |m: &Map<String, Value>| {
+        m.get("properties")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default()
+    };
+    let (xa, xb) = (props(a), props(b));
+    let side =
+        |m: &Map<String, Value>, p: &Map<String, Value>, name: &str| -> Result<Value, String> {
+            if let Some(s) = p.get(name) {
+                return Ok(s.clone());
+            }
+            let mut acc = Value::Bool(true);
+            let mut matched = false;
+            for (pat, s) in m
+                .get("patternProperties")
+                .and_then(Value::as_object)
+                .unwrap_or(&empty)
+            {
+                if super::strings::pattern_matches(pat, name).map_err(|e| format!("{e:?}"))? {
+                    acc = all_of(&acc, s);
+                    matched = true;
+                }
+            }
+            if !matched {
+                if let Some(s) = m.get("additionalProperties") {
+                    acc = s.clone();
+                }
+            }
+            Ok(acc)
+        };
+    let mut merged = Map::new();
+    for name in xa.keys().chain(xb.keys()) {
+        if merged.contains_key(name) {
+            continue;
+        }
+        merged.insert(
+            name.clone(),
+            all_of(&side(a, &xa, name)?, &side(b, &xb, name)?),
+        );
+    }
+    out.insert("properties".into(), Value::Object(merged));
+    match (a.get("additionalProperties"), b.get("additionalProperties")) {
+        (Some(x), Some(y)) => {
+            out.insert("additionalProperties".into(), all_of(x, y));
+        }
+        (Some(x), None) | (None, Some(x)) => {
+            out.insert("additionalProperties".into(), x.clone());
+        }
+        (None, None) => {}
+    }
+    if let Some(p) = pa.or(pb) {
+        out.insert("patternProperties".into(), p.clone());
+    }
+    Ok(())
+}
+
+fn merge_prefix(a: &Map<String, Value>, b: &Map<String, Value>, out: &mut Map<String, Value>) {
+    let (pa, pb) = (a.get("prefixItems"), b.get("prefixItems"));
+    if pa.is_none() && pb.is_none() {
+        return;
+    }
+    let list = |p: Option<&Value>| p.and_then(Value::as_array).cloned().unwrap_or_default();
+    let (la, lb) = (list(pa), list(pb));
+    let at = |l: &Vec<Value>, m: &Map<String, Value>, i: usize| {
+        l.get(i)
+            .cloned()
+            .unwrap_or_else(|| m.get("items").cloned().unwrap_or(Value::Bool(true)))
+    };
+    let n = la.len().max(lb.len());
+    let merged: Vec<Value> = (0..n)
+        .map(|i| all_of(&at(&la, a, i), &at(&lb, b, i)))
+        .collect();
+    out.insert("prefixItems".into(), Value::Array(merged));
+}

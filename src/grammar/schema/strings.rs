@@ -1,0 +1,483 @@
+//! JSON string lexemes for string schemas: the regex of the *encoded* string (quotes, escapes)
+//! whose *decoded* value satisfies `minLength`/`maxLength`, `pattern` or `format`, and of
+//! exact strings (`const`/`enum` values).
+//!
+//! Escapes. A decoded character has several encodings (`é`, `\u00e9`, `\u00E9`). Without a
+//! constraint every encoding is accepted (the `json.lark` string lexeme). Under a length bound
+//! the string is a sequence of *units* (a raw character, a short escape, a non-surrogate `\uXXXX`
+//! or a surrogate pair), each decoding to one code point, so the count is exact. Under `pattern`,
+//! `format` and for exact strings, each decoded character is accepted in its canonical
+//! encodings only: raw where JSON allows it, and `\"`, `\\`, `\/` or `/`, a short escape
+//! (`\n`, ...) or `\u00XX` for control characters. This is what serializers write (serde_json,
+//! Python's `json` with `ensure_ascii=False`); `\u` escapes of other characters are not
+//! accepted there (an under-approximation, documented in grammars/README.md). The unanchored
+//! padding around a `pattern` accepts every encoding.
+//!
+//! Patterns are ECMA-262 regexes matched anywhere in the decoded string: `\d`, `\w`, `\s` and
+//! `.` get their ECMA meaning, `^`/`$` anchor at the ends of the string, and a pattern the
+//! regex engine cannot compile (look-around, backreferences) is an error.
+
+use regex_syntax::hir::{Class, ClassUnicode, ClassUnicodeRange, Hir, HirKind, Look, Repetition};
+
+/// The string lexeme of `json.lark`: any JSON string.
+pub const ANY_STRING: &str = r#""([^"\\\x00-\x1f]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*""#;
+
+/// One encoded unit that decodes to exactly one code point.
+const UNIT: &str = r#"(?:[^"\\\x00-\x1f]|\\["\\/bfnrt]|\\u(?:[0-9a-cA-CefEF][0-9a-fA-F]{3}|[dD][0-7][0-9a-fA-F]{2})|\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2})"#;
+
+/// The largest `minLength`/`maxLength` enforced exactly (a counted repetition of units).
+pub const MAX_LENGTH_BOUND: u64 = 256;
+
+/// Why a string constraint could not be turned into a regex.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StringIssue {
+    /// The pattern does not compile (message from the parser, or the construct refused).
+    BadPattern(String),
+    /// A keyword that cannot be enforced together with the others.
+    Unsupported { keyword: String, reason: String },
+}
+
+/// The constraints of one string schema.
+#[derive(Debug, Default, Clone)]
+pub struct StringSpec<'a> {
+    pub min_length: u64,
+    pub max_length: Option<u64>,
+    pub pattern: Option<&'a str>,
+    pub format: Option<&'a str>,
+}
+
+/// Formats that are enforced, with the regex of their (decoded = encoded, ASCII) text.
+pub const FORMATS: &[(&str, &str)] = &[
+    ("date", DATE),
+    ("time", TIME),
+    ("date-time", DATE_TIME),
+    ("email", EMAIL),
+    ("uuid", UUID),
+    ("uri", URI),
+    ("ipv4", IPV4),
+];
+
+// Leap years (for 02-29): `YY(0[48]|[2468][048]|[13579][26])` or `(0[48]|...)00`.
+const DATE: &str = "(?:[0-9]{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12][0-9]|3[01])|(?:0[469]|11)-(?:0[1-9]|[12][0-9]|30)|02-(?:0[1-9]|1[0-9]|2[0-8]))|(?:[0-9]{2}(?:0[48]|[2468][048]|[13579][26])|(?:0[48]|[2468][048]|[13579][26])00)-02-29)";
+const TIME: &str =
+    "(?:(?:(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](?:\\.[0-9]+)?(?:[zZ]|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9]))|23:59:60(?:\\.[0-9]+)?(?:[zZ]|[+-]00:00))";
+const DATE_TIME: &str = "(?:(?:[0-9]{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12][0-9]|3[01])|(?:0[469]|11)-(?:0[1-9]|[12][0-9]|30)|02-(?:0[1-9]|1[0-9]|2[0-8]))|(?:[0-9]{2}(?:0[48]|[2468][048]|[13579][26])|(?:0[48]|[2468][048]|[13579][26])00)-02-29)[tT](?:(?:(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](?:\\.[0-9]+)?(?:[zZ]|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9]))|23:59:60(?:\\.[0-9]+)?(?:[zZ]|[+-]00:00)))";
+const EMAIL: &str = "(?:[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*)";
+const UUID: &str =
+    "(?:[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})";
+const URI: &str =
+    "(?:[A-Za-z][A-Za-z0-9+.-]*:(?:[A-Za-z0-9._~:/?#\\[\\]@!$&'()*+,;=-]|%[0-9A-Fa-f]{2})*)";
+const IPV4: &str = "(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])\\.){3}(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])";
+
+/// The format regex of a format name, if it is enforced.
+pub fn format_regex(name: &str) -> Option<&'static str> {
+    FORMATS.iter().find(|(n, _)| *n == name).map(|(_, r)| *r)
+}
+
+/// The regex of the JSON strings (quotes included) satisfying `spec`, or `None` if no string
+/// does (`minLength > maxLength`).
+pub fn string_regex(spec: &StringSpec) -> Result<Option<String>, StringIssue> {
+    let max = spec.max_length;
+    if max.is_some_and(|m| m < spec.min_length) {
+        return Ok(None);
+    }
+    let length_set = spec.min_length > 0 || max.is_some();
+    let body = match (spec.pattern, spec.format) {
+        (Some(_), Some(_)) => {
+            return Err(StringIssue::Unsupported {
+                keyword: "format".into(),
+                reason: "`pattern` and `format` on one string cannot be combined".into(),
+            })
+        }
+        (Some(p), None) => Some(pattern_hir(p)?),
+        (None, Some(f)) => {
+            let re = format_regex(f).ok_or_else(|| StringIssue::Unsupported {
+                keyword: "format".into(),
+                reason: format!("format {f:?} is not one of the enforced formats"),
+            })?;
+            let hir = parse(re).expect("format regexes parse");
+            Some(Decoded {
+                char_len: char_len(&hir),
+                hir,
+                encoded: true,
+            })
+        }
+        (None, None) => None,
+    };
+    let Some(body) = body else {
+        if !length_set {
+            return Ok(Some(ANY_STRING.to_string()));
+        }
+        for (kw, v) in [("minLength", Some(spec.min_length)), ("maxLength", max)] {
+            if v.is_some_and(|v| v > MAX_LENGTH_BOUND) {
+                return Err(StringIssue::Unsupported {
+                    keyword: kw.into(),
+                    reason: format!("lengths above {MAX_LENGTH_BOUND} are not expanded"),
+                });
+            }
+        }
+        let reps = match max {
+            Some(m) => format!("{{{},{m}}}", spec.min_length),
+            None => format!("{{{},}}", spec.min_length),
+        };
+        return Ok(Some(format!("\"{UNIT}{reps}\"")));
+    };
+    if length_set {
+        // The length must follow from the pattern itself, or it cannot be enforced.
+        let (lo, hi) = body.char_len;
+        let implied = lo >= spec.min_length && max.is_none_or(|m| hi.is_some_and(|h| h <= m));
+        if !implied {
+            return Err(StringIssue::Unsupported {
+                keyword: if max.is_some() {
+                    "maxLength"
+                } else {
+                    "minLength"
+                }
+                .into(),
+                reason: "a length bound together with `pattern` or `format` cannot be \
+                         enforced unless the pattern implies it"
+                    .into(),
+            });
+        }
+    }
+    let inner = body.to_encoded()?;
+    Ok(Some(format!("\"{inner}\"")))
+}
+
+/// A regex over decoded text with the range of its lengths in characters.
+struct Decoded {
+    hir: Hir,
+    /// The regex is already in encoded form (format regexes: ASCII, no characters to escape).
+    encoded: bool,
+    char_len: (u64, Option<u64>),
+}
+
+impl Decoded {
+    fn to_encoded(&self) -> Result<String, StringIssue> {
+        if self.encoded {
+            return Ok(self.hir.to_string());
+        }
+        Ok(encode(&self.hir)?.to_string())
+    }
+}
+
+/// The minimum and maximum number of characters a decoded regex matches.
+fn char_len(h: &Hir) -> (u64, Option<u64>) {
+    match h.kind() {
+        HirKind::Empty | HirKind::Look(_) => (0, Some(0)),
+        HirKind::Literal(l) => {
+            let n = String::from_utf8_lossy(&l.0).chars().count() as u64;
+            (n, Some(n))
+        }
+        HirKind::Class(_) => (1, Some(1)),
+        HirKind::Capture(c) => char_len(&c.sub),
+        HirKind::Repetition(r) => {
+            let (lo, hi) = char_len(&r.sub);
+            let max = match (r.max, hi) {
+                (_, Some(0)) => Some(0),
+                (Some(m), Some(h)) => Some(h.saturating_mul(m as u64)),
+                _ => None,
+            };
+            (lo.saturating_mul(r.min as u64), max)
+        }
+        HirKind::Concat(subs) => subs.iter().fold((0, Some(0)), |(a, b), s| {
+            let (lo, hi) = char_len(s);
+            (a + lo, b.zip(hi).map(|(x, y)| x + y))
+        }),
+        HirKind::Alternation(subs) => {
+            let all: Vec<_> = subs.iter().map(char_len).collect();
+            let lo = all.iter().map(|p| p.0).min().unwrap_or(0);
+            let hi = all
+                .iter()
+                .map(|p| p.1)
+                .try_fold(0, |m, h| h.map(|h| m.max(h)));
+            (lo, hi)
+        }
+    }
+}
+
+fn parse(re: &str) -> Result<Hir, String> {
+    regex_syntax::ParserBuilder::new()
+        .build()
+        .parse(re)
+        .map_err(|e| e.to_string())
+}
+
+/// Parses an ECMA pattern into a decoded regex with its anchoring resolved: each top-level
+/// branch is padded with `.*`-like text at the ends that are not anchored.
+fn pattern_hir(pattern: &str) -> Result<Decoded, StringIssue> {
+    let translated = ecma_to_rust(pattern);
+    let hir = parse(&translated).map_err(StringIssue::BadPattern)?;
+    let mut branches = vec![];
+    for (start, body, end) in split_anchors(hir) {
+        if !body.properties().look_set().is_empty() {
+            return Err(StringIssue::BadPattern(
+                "anchors or word boundaries inside the pattern are not supported".into(),
+            ));
+        }
+        let mut parts = vec![];
+        if !start {
+            parts.push(any_text());
+        }
+        parts.push(body);
+        if !end {
+            parts.push(any_text());
+        }
+        branches.push(Hir::concat(parts));
+    }
+    let hir = Hir::alternation(branches);
+    Ok(Decoded {
+        char_len: char_len(&hir),
+        hir,
+        encoded: false,
+    })
+}
+
+/// The marker for "any decoded text" in a pattern's padding; [`encode`] turns it into any
+/// sequence of units in every encoding.
+fn any_text() -> Hir {
+    Hir::capture(regex_syntax::hir::Capture {
+        index: u32::MAX,
+        name: Some("__any".into()),
+        sub: Box::new(Hir::repetition(Repetition {
+            min: 0,
+            max: None,
+            greedy: true,
+            sub: Box::new(Hir::class(Class::Unicode(ClassUnicode::new([
+                ClassUnicodeRange::new('\0', char::MAX),
+            ])))),
+        })),
+    })
+}
+
+/// Splits a pattern into top-level branches with whether each is anchored at its start / end.
+fn split_anchors(h: Hir) -> Vec<(bool, Hir, bool)> {
+    match h.into_kind() {
+        HirKind::Alternation(subs) => subs.into_iter().flat_map(split_anchors).collect(),
+        HirKind::Capture(c)
+            if c.sub.properties().look_set().contains(Look::Start)
+                || c.sub.properties().look_set().contains(Look::End) =>
+        {
+            split_anchors(*c.sub)
+        }
+        HirKind::Concat(mut subs) => {
+            let start = matches!(
+                subs.first().map(Hir::kind),
+                Some(HirKind::Look(Look::Start))
+            );
+            if start {
+                subs.remove(0);
+            }
+            let end = matches!(subs.last().map(Hir::kind), Some(HirKind::Look(Look::End)));
+            if end {
+                subs.pop();
+            }
+            vec![(start, Hir::concat(subs), end)]
+        }
+        HirKind::Look(Look::Start) => vec![(true, Hir::empty(), false)],
+        HirKind::Look(Look::End) => vec![(false, Hir::empty(), true)],
+        kind => vec![(false, rebuild(kind), false)],
+    }
+}
+
+fn rebuild(kind: HirKind) -> Hir {
+    match kind {
+        HirKind::Empty => Hir::empty(),
+        HirKind::Literal(l) => Hir::literal(l.0),
+        HirKind::Class(c) => Hir::class(c),
+        HirKind::Look(l) => Hir::look(l),
+        HirKind::Repetition(r) => Hir::repetition(r),
+        HirKind::Capture(c) => Hir::capture(c),
+        HirKind::Concat(s) => Hir::concat(s),
+        HirKind::Alternation(s) => Hir::alternation(s),
+    }
+}
+
+/// Rewrites the ECMA-262 escapes whose meaning differs in `regex-syntax` (`\d`, `\w`, `\s` are
+/// ASCII / ECMA white space, `.` excludes all line terminators).
+fn ecma_to_rust(p: &str) -> String {
+    const S: &str = "\\t\\n\\x0B\\x0C\\r \\xA0\\x{1680}\\x{2000}-\\x{200A}\\x{2028}\\x{2029}\\x{202F}\\x{205F}\\x{3000}\\x{FEFF}";
+    let mut out = String::new();
+    let mut in_class = false;
+    let mut chars = p.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                let Some(n) = chars.next() else {
+                    out.push('\\');
+                    break;
+                };
+                let (pos, neg) = match n {
+                    'd' | 'D' => ("0-9", n == 'D'),
+                    'w' | 'W' => ("A-Za-z0-9_", n == 'W'),
+                    's' | 'S' => (S, n == 'S'),
+                    _ => {
+                        out.push('\\');
+                        out.push(n);
+                        continue;
+                    }
+                };
+                match (in_class, neg) {
+                    (true, false) => out.push_str(pos),
+                    (_, true) => out.push_str(&format!("[^{pos}]")),
+                    (false, false) => out.push_str(&format!("[{pos}]")),
+                }
+            }
+            '[' if !in_class => {
+                in_class = true;
+                out.push('[');
+                // A leading `]` is literal in regex-syntax but closes the class in ECMA; keep
+                // the text (rare) as it is.
+            }
+            ']' if in_class => {
+                in_class = false;
+                out.push(']');
+            }
+            '.' if !in_class => out.push_str("[^\\n\\r\\x{2028}\\x{2029}]"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// The encoded form of a decoded regex: every character class is replaced by the canonical
+/// encodings of its characters; the padding marker by any units.
+fn encode(h: &Hir) -> Result<Hir, StringIssue> {
+    Ok(match h.kind() {
+        HirKind::Empty => Hir::empty(),
+        HirKind::Look(_) => {
+            return Err(StringIssue::BadPattern(
+                "anchors or word boundaries inside the pattern are not supported".into(),
+            ))
+        }
+        HirKind::Literal(l) => {
+            let s = String::from_utf8_lossy(&l.0).into_owned();
+            Hir::concat(
+                s.chars()
+                    .map(|c| encode_class(&ClassUnicode::new([ClassUnicodeRange::new(c, c)])))
+                    .collect(),
+            )
+        }
+        HirKind::Class(Class::Unicode(c)) => encode_class(c),
+        HirKind::Class(Class::Bytes(_)) => {
+            return Err(StringIssue::BadPattern(
+                "byte classes are not supported".into(),
+            ))
+        }
+        HirKind::Capture(c) if c.name.as_deref() == Some("__any") => {
+            let unit = parse(UNIT).expect("UNIT parses");
+            Hir::repetition(Repetition {
+                min: 0,
+                max: None,
+                greedy: true,
+                sub: Box::new(unit),
+            })
+        }
+        HirKind::Capture(c) => encode(&c.sub)?,
+        HirKind::Repetition(r) => Hir::repetition(Repetition {
+            min: r.min,
+            max: r.max,
+            greedy: true,
+            sub: Box::new(encode(&r.sub)?),
+        }),
+        HirKind::Concat(s) => Hir::concat(s.iter().map(encode).collect::<Result<_, _>>()?),
+        HirKind::Alternation(s) => {
+            Hir::alternation(s.iter().map(encode).collect::<Result<_, _>>()?)
+        }
+    })
+}
+
+/// The canonical encodings of a set of decoded characters (see the module docs).
+fn encode_class(c: &ClassUnicode) -> Hir {
+    let mut specials = ClassUnicode::new([
+        ClassUnicodeRange::new('\0', '\x1f'),
+        ClassUnicodeRange::new('"', '"'),
+        ClassUnicodeRange::new('\\', '\\'),
+    ]);
+    let mut raw = c.clone();
+    raw.difference(&specials);
+    specials.intersect(c);
+    let has = |ch: char| c.ranges().iter().any(|r| r.start() <= ch && ch <= r.end());
+    let mut alts = vec![];
+    if !raw.ranges().is_empty() {
+        alts.push(Hir::class(Class::Unicode(raw)));
+    }
+    for (ch, esc) in [
+        ('"', "\\\""),
+        ('\\', "\\\\"),
+        ('/', "\\/"),
+        ('\u{8}', "\\b"),
+        ('\u{c}', "\\f"),
+        ('\n', "\\n"),
+        ('\r', "\\r"),
+        ('\t', "\\t"),
+    ] {
+        if has(ch) {
+            alts.push(Hir::literal(esc.as_bytes()));
+        }
+    }
+    for hi in 0..2u32 {
+        let mut lo_digits = ClassUnicode::empty();
+        for lo in 0..16u32 {
+            let ch = char::from_u32(hi * 16 + lo).expect("control char");
+            if has(ch) {
+                for d in format!("{lo:x}{lo:X}").chars() {
+                    lo_digits.push(ClassUnicodeRange::new(d, d));
+                }
+            }
+        }
+        if !lo_digits.ranges().is_empty() {
+            alts.push(Hir::concat(vec![
+                Hir::literal(format!("\\u00{hi}").into_bytes()),
+                Hir::class(Class::Unicode(lo_digits)),
+            ]));
+        }
+    }
+    Hir::alternation(alts)
+}
+
+/// The regex of the JSON strings (quotes included) whose decoded value is exactly `s`.
+pub fn literal_regex(s: &str) -> String {
+    let lit = Hir::literal(s.as_bytes());
+    format!("\"{}\"", encode(&lit).expect("literals encode"))
+}
+
+/// A matcher for whole decoded strings of an enforced format.
+pub fn format_matcher(format: &str) -> Option<regex_automata::meta::Regex> {
+    format_regex(format).map(|re| {
+        regex_automata::meta::Regex::new(&format!("^(?:{re})$")).expect("format regexes compile")
+    })
+}
+
+/// A matcher for decoded strings that a JSON-Schema pattern matches.
+pub fn pattern_matcher(pattern: &str) -> Result<regex_automata::meta::Regex, StringIssue> {
+    let d = pattern_hir(pattern)?;
+    regex_automata::meta::Regex::builder()
+        .build_from_hir(&Hir::concat(vec![
+            Hir::look(Look::Start),
+            strip_markers(&d.hir),
+            Hir::look(Look::End),
+        ]))
+        .map_err(|e| StringIssue::BadPattern(e.to_string()))
+}
+
+/// Whether a decoded string matches a JSON-Schema pattern (used to check property names and
+/// enum values against patterns while compiling).
+pub fn pattern_matches(pattern: &str, s: &str) -> Result<bool, StringIssue> {
+    Ok(pattern_matcher(pattern)?.is_match(s))
+}
+
+fn strip_markers(h: &Hir) -> Hir {
+    match h.kind() {
+        HirKind::Capture(c) => strip_markers(&c.sub),
+        HirKind::Repetition(r) => Hir::repetition(Repetition {
+            min: r.min,
+            max: r.max,
+            greedy: r.greedy,
+            sub: Box::new(strip_markers(&r.sub)),
+        }),
+        HirKind::Concat(s) => Hir::concat(s.iter().map(strip_markers).collect()),
+        HirKind::Alternation(s) => Hir::alternation(s.iter().map(strip_markers).collect()),
+        _ => h.clone(),
+    }
+}

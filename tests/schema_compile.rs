@@ -1,0 +1,278 @@
+//! The JSON Schema compiler on hand-written schemas: what each supported keyword accepts and
+//! rejects (checked on complete texts), the property-order rule, string escapes, and bad input —
+//! each error names its JSON pointer; lenient mode turns unenforceable keywords into warnings.
+
+use lacuna::checker::Checker;
+use lacuna::grammar::schema::{compile, compile_str, SchemaError, SchemaOptions};
+use serde_json::json;
+
+fn checker(schema: serde_json::Value) -> Checker {
+    let c = compile(&schema, &SchemaOptions::default()).unwrap();
+    assert!(c.warnings.is_empty());
+    Checker::new(c.grammar).unwrap()
+}
+
+fn assert_language(schema: serde_json::Value, accept: &[&str], reject: &[&str]) {
+    let mut ch = checker(schema.clone());
+    for a in accept {
+        assert!(ch.accepts(a.as_bytes()), "{schema} should accept {a}");
+    }
+    for r in reject {
+        assert!(!ch.accepts(r.as_bytes()), "{schema} should reject {r}");
+    }
+}
+
+fn error(schema: serde_json::Value) -> SchemaError {
+    compile(&schema, &SchemaOptions::default()).unwrap_err()
+}
+
+#[test]
+fn objects_required_additional_and_order() {
+    let s = json!({
+        "type": "object",
+        "properties": {"a": {"type": "integer"}, "b": {"type": "string"}},
+        "required": ["a"]
+    });
+    assert_language(
+        s,
+        &[
+            r#"{"a": 1}"#,
+            r#"{"a":1,"b":"x"}"#,
+            r#"{"b":"x","a":1}"#,
+            r#"{"a":1,"c":[true]}"#,
+            r#"{ "c" : null , "a" : 0 }"#,
+        ],
+        &[
+            r#"{"b":"x"}"#,
+            r#"{"a":"1"}"#,
+            r#"{"a":1,"a":2}"#,
+            r#"{"a":1,"b":2}"#,
+            r#"{"c":1,"b":2,"a":1}"#,
+            "{}",
+        ],
+    );
+    // Closed objects; more than four declared properties follow schema order.
+    let props: serde_json::Map<String, serde_json::Value> = ["p", "q", "r", "s", "t"]
+        .iter()
+        .map(|k| (k.to_string(), json!({"type": "null"})))
+        .collect();
+    let s = json!({"type": "object", "properties": props, "additionalProperties": false});
+    assert_language(
+        s,
+        &[
+            "{}",
+            r#"{"p":null,"t":null}"#,
+            r#"{"q":null,"r":null,"s":null}"#,
+        ],
+        &[
+            r#"{"t":null,"p":null}"#,
+            r#"{"x":null}"#,
+            r#"{"p":null,"p":null}"#,
+        ],
+    );
+    // additionalProperties as a schema; patternProperties with additionalProperties false.
+    assert_language(
+        json!({"properties": {"id": {"type": "integer"}}, "additionalProperties": {"type": "boolean"}}),
+        &[r#"{"id":1,"x":true}"#, r#"{"x":false}"#],
+        &[r#"{"x":1}"#, r#"{"x":true,"id":"no"}"#],
+    );
+    assert_language(
+        json!({"patternProperties": {"^x-": {"type": "integer"}}, "additionalProperties": false}),
+        &[r#"{"x-a":1,"x-b":2}"#, "{}"],
+        &[r#"{"y":1}"#, r#"{"x-a":"1"}"#],
+    );
+}
+
+#[test]
+fn strings_equal_to_property_names() {
+    // Property names are literal lexemes; strings equal to them stay strings wherever a string
+    // with that value is allowed, and names declared elsewhere stay free as additional names.
+    assert_language(
+        json!({"properties": {
+            "name": {"enum": ["name", "x"]},
+            "k": {"type": "string", "pattern": "^na"},
+            "o": {"type": "object", "properties": {"z": {"type": "integer"}}}
+        }}),
+        &[
+            r#"{"name":"name","k":"name"}"#,
+            r#"{"k":"nam","o":{"name":"k","k":1}}"#,
+            r#"{"o":{"z":1,"o":[]}}"#,
+            r#"{"other":"name"}"#,
+        ],
+        &[r#"{"name":"k"}"#, r#"{"k":"z"}"#, r#"{"o":{"z":"z"}}"#],
+    );
+}
+
+#[test]
+fn arrays_with_bounds_and_prefixes() {
+    assert_language(
+        json!({"type": "array", "items": {"type": "integer"}, "minItems": 2, "maxItems": 3}),
+        &["[1,2]", "[1, 2, 3]"],
+        &["[]", "[1]", "[1,2,3,4]", r#"[1,"2"]"#],
+    );
+    assert_language(
+        json!({"prefixItems": [{"type": "string"}, {"type": "boolean"}], "items": false}),
+        &["[]", r#"["a"]"#, r#"["a",true]"#],
+        &[r#"["a",true,1]"#, "[true]"],
+    );
+}
+
+#[test]
+fn scalars_enums_and_combinators() {
+    assert_language(
+        json!({"type": "integer", "minimum": -5, "exclusiveMaximum": 100}),
+        &["-5", "0", "99", "42.0", "-0"],
+        &["-6", "100", "1000", "1.5", "\"1\""],
+    );
+    assert_language(
+        json!({"type": "number", "minimum": 0, "maximum": 1}),
+        &["0", "0.5", "1", "1.0"],
+        &["1.01", "-0.1", "2"],
+    );
+    assert_language(
+        json!({"type": "string", "minLength": 2, "maxLength": 3}),
+        &[r#""ab""#, r#""a\nb""#, r#""\u00e9\u00e9""#, "\"éé\""],
+        &[r#""a""#, r#""abcd""#],
+    );
+    // pattern is unanchored and constrains the decoded string.
+    assert_language(
+        json!({"type": "string", "pattern": "a\\d"}),
+        &[r#""xa1y""#, r#""a9""#],
+        &[r#""ab""#, r#""a""#],
+    );
+    assert_language(
+        json!({"type": "string", "pattern": "^\"q\"$"}),
+        &[r#""\"q\"""#],
+        &[r#""q""#],
+    );
+    assert_language(
+        json!({"type": "string", "format": "date"}),
+        &[r#""2024-02-29""#, r#""2023-12-31""#],
+        &[r#""2023-02-29""#, r#""2023-13-01""#, r#""2023-1-01""#],
+    );
+    assert_language(
+        json!({"enum": ["a\"b", 1, null, {"k": [1, 2]}]}),
+        &[r#""a\"b""#, "1", "1.0", "null", r#"{"k": [1,2]}"#],
+        &[r#""ab""#, "2", r#"{"k":[2,1]}"#],
+    );
+    assert_language(
+        json!({"anyOf": [{"type": "string"}, {"type": "integer"}], "nullable": true}),
+        &[r#""x""#, "3", "null"],
+        &["true", "1.5"],
+    );
+    // oneOf whose alternatives a required `const`/`enum` property tells apart: exact.
+    assert_language(
+        json!({"type": "object", "properties": {"kind": {"enum": ["a", "b"]}}, "oneOf": [
+            {"properties": {"kind": {"const": "a"}, "x": {"type": "integer"}}, "required": ["kind", "x"]},
+            {"properties": {"kind": {"const": "b"}, "y": {"type": "string"}}, "required": ["kind", "y"]}
+        ]}),
+        &[r#"{"kind":"a","x":1}"#, r#"{"y":"s","kind":"b"}"#],
+        &[
+            r#"{"kind":"a","y":"s"}"#,
+            r#"{"kind":"c","x":1}"#,
+            r#"{"x":1}"#,
+        ],
+    );
+    assert_language(
+        json!({"oneOf": [{"type": "string"}, {"type": "array"}]}),
+        &[r#""x""#, "[]"],
+        &["1"],
+    );
+    assert_language(
+        json!({"allOf": [{"properties": {"a": {"type": "integer"}}}, {"properties": {"a": {"minimum": 3}}, "required": ["a"]}]}),
+        &[r#"{"a":3}"#],
+        &[r#"{"a":2}"#, "{}", r#"{"a":"x"}"#],
+    );
+}
+
+#[test]
+fn recursive_refs() {
+    let s = json!({
+        "$defs": {"node": {"type": "object", "properties": {
+            "v": {"type": "integer"},
+            "kids": {"type": "array", "items": {"$ref": "#/$defs/node"}}
+        }, "required": ["v"], "additionalProperties": false}},
+        "$ref": "#/$defs/node"
+    });
+    assert_language(
+        s,
+        &[r#"{"v":1}"#, r#"{"v":1,"kids":[{"v":2,"kids":[{"v":3}]}]}"#],
+        &[r#"{"v":1,"kids":[{"w":2}]}"#, r#"{"kids":[]}"#],
+    );
+    assert_language(
+        json!({"type": "array", "items": {"$ref": "#"}}),
+        &["[]", "[[],[[]]]"],
+        &["[1]"],
+    );
+}
+
+#[test]
+fn bad_input_names_its_pointer() {
+    let p = |e: SchemaError| e.pointer().map(str::to_string);
+    assert!(matches!(
+        compile_str("{", &SchemaOptions::default()),
+        Err(SchemaError::NotJson(_))
+    ));
+    assert!(matches!(error(json!(3)), SchemaError::NotASchema { .. }));
+    let e = error(json!({"properties": {"a": 7}}));
+    assert!(matches!(e, SchemaError::NotASchema { .. }));
+    assert_eq!(p(e).as_deref(), Some("/properties/a"));
+    let e = error(json!({"properties": {"a": {"$ref": "#/$defs/missing"}}}));
+    assert!(matches!(e, SchemaError::BadRef { .. }), "{e}");
+    assert_eq!(p(e).as_deref(), Some("/properties/a/$ref"));
+    let e = error(json!({"properties": {"a": {"$ref": "other.json#/x"}}}));
+    assert!(matches!(e, SchemaError::BadRef { .. }));
+    let e = error(json!({"items": {"allOf": [{"type": "string"}, {"type": "integer"}]}}));
+    assert!(matches!(e, SchemaError::Merge { .. }), "{e}");
+    assert_eq!(p(e).as_deref(), Some("/items/allOf"));
+    let e = error(json!({"properties": {"s": {"type": "string", "pattern": "(?=a)b"}}}));
+    assert!(matches!(e, SchemaError::BadPattern { .. }), "{e}");
+    assert_eq!(p(e).as_deref(), Some("/properties/s/pattern"));
+    let e = error(json!({"type": "array", "uniqueItems": true}));
+    assert!(matches!(&e, SchemaError::Unsupported { keyword, .. } if keyword == "uniqueItems"));
+    assert_eq!(p(e).as_deref(), Some("/uniqueItems"));
+    let e = error(json!({"properties": {"n": {"type": "number", "multipleOf": 3}}}));
+    assert_eq!(p(e).as_deref(), Some("/properties/n/multipleOf"));
+    let e = error(json!({"type": "string", "format": "hostname"}));
+    assert!(matches!(&e, SchemaError::Unsupported { keyword, .. } if keyword == "format"));
+    let e = error(json!({"type": "array", "minItems": 100000}));
+    assert!(matches!(e, SchemaError::Budget { .. }), "{e}");
+    let e = error(json!({"$defs": {"a": {"allOf": [{"$ref": "#/$defs/a"}]}}, "$ref": "#/$defs/a"}));
+    assert!(matches!(e, SchemaError::Budget { .. }), "{e}");
+    let e = error(json!({"oneOf": [{"type": "integer"}, {"minimum": 3}]}));
+    assert!(matches!(&e, SchemaError::Unsupported { keyword, .. } if keyword == "oneOf"));
+    assert!(matches!(error(json!(false)), SchemaError::Empty { .. }));
+    assert!(matches!(
+        error(json!({"type": "integer", "minimum": 5, "maximum": 4})),
+        SchemaError::Empty { .. }
+    ));
+}
+
+#[test]
+fn lenient_mode_warns_and_drops_what_it_cannot_enforce() {
+    let s = json!({
+        "type": "object",
+        "properties": {
+            "tags": {"type": "array", "uniqueItems": true, "items": {"type": "string"}},
+            "n": {"type": "number", "multipleOf": 5},
+            "h": {"type": "string", "format": "hostname"}
+        },
+        "not": {"required": ["x"]}
+    });
+    assert!(compile(&s, &SchemaOptions::default()).is_err());
+    let c = compile(&s, &SchemaOptions::lenient(true)).unwrap();
+    let mut pointers: Vec<&str> = c.warnings.iter().map(|w| w.pointer.as_str()).collect();
+    pointers.sort_unstable();
+    assert_eq!(
+        pointers,
+        [
+            "/not",
+            "/properties/h/format",
+            "/properties/n/multipleOf",
+            "/properties/tags/uniqueItems"
+        ]
+    );
+    let mut ch = Checker::new(c.grammar).unwrap();
+    assert!(ch.accepts(br#"{"tags": ["a", "a"], "n": 3, "h": "?"}"#));
+    assert!(!ch.accepts(br#"{"tags": [1]}"#));
+}
