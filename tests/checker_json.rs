@@ -4,6 +4,8 @@
 //! serde_json reads; (b) exactness on complete texts — on mutated documents the checker agrees
 //! with serde_json.
 
+mod corpus;
+
 use std::cell::RefCell;
 
 use lacuna::canvas::HoleyText;
@@ -24,20 +26,6 @@ fn documents() -> Vec<String> {
     out
 }
 
-/// Cuts `holes` holes at the given (sorted, distinct) byte cut points: text between cut 2i and
-/// 2i+1 is masked.
-fn cut(text: &str, cuts: &[usize]) -> HoleyText {
-    let bytes = text.as_bytes();
-    let mut chunks = vec![];
-    let mut pos = 0;
-    for pair in cuts.chunks(2) {
-        chunks.push(bytes[pos..pair[0]].to_vec());
-        pos = pair[1];
-    }
-    chunks.push(bytes[pos..].to_vec());
-    HoleyText { chunks }
-}
-
 #[test]
 fn documents_with_holes_are_completable_and_complete_to_json() {
     let checker = RefCell::new(Checker::from_spec("json").unwrap());
@@ -55,7 +43,7 @@ fn documents_with_holes_are_completable_and_complete_to_json() {
             if cuts.len() % 2 == 1 {
                 cuts.push(doc.len());
             }
-            let text = cut(doc, &cuts);
+            let text = corpus::cut(doc.as_bytes(), &cuts);
             let check = checker.borrow_mut().check_text(&text);
             prop_assert_eq!(
                 check.verdict,

@@ -32,6 +32,8 @@
 //!   OpenSMILES allows: allowed only when purr's error is at the `0` of such a charge and purr
 //!   finds no syntax error once those zeros are dropped.
 
+mod corpus;
+
 use std::io::Read;
 
 use lacuna::canvas::{parse_canvas_line, HoleyText};
@@ -484,19 +486,6 @@ fn bracket_symbols_are_exactly_the_elements() {
 
 // ---- holes -----------------------------------------------------------------------------------
 
-/// Cuts holes at the given sorted cut points: text between cut 2i and 2i+1 is masked.
-fn cut(text: &str, cuts: &[usize]) -> HoleyText {
-    let bytes = text.as_bytes();
-    let mut chunks = vec![];
-    let mut pos = 0;
-    for pair in cuts.chunks(2) {
-        chunks.push(bytes[pos..pair[0]].to_vec());
-        pos = pair[1];
-    }
-    chunks.push(bytes[pos..].to_vec());
-    HoleyText { chunks }
-}
-
 /// The ring bond numbers of a SMILES in order (`C%12CC1...` gives 12, 1, ...).
 fn ring_labels(text: &str) -> Vec<u8> {
     let b = text.as_bytes();
@@ -556,7 +545,7 @@ fn smiles_with_holes_are_completable_and_complete_to_smiles() {
         if rng.below(4) == 0 {
             *cuts.last_mut().unwrap() = n;
         }
-        let text = cut(smiles, &cuts);
+        let text = corpus::cut(smiles.as_bytes(), &cuts);
         let check = checker.check_text(&text);
         assert_eq!(
             check.verdict,
