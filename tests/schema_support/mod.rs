@@ -1,5 +1,6 @@
-//! Shared support for the JSON Schema tests: the corpora in `tests/data` (gzipped copies of the
-//! JSON Schema Test Suite and of JSONSchemaBench's maskbench data, see tests/data/README.md).
+//! Shared support for the JSON Schema tests: the corpora in `tests/data` (the packed JSON
+//! Schema Test Suite and JSONSchemaBench's maskbench data, see tests/data/README.md), read as
+//! `serde_json::Value`s; `tests/corpus` reads the same files keeping every instance's spelling.
 
 #![allow(dead_code)]
 
@@ -15,15 +16,43 @@ fn gunzip(bytes: &[u8]) -> String {
     s
 }
 
-/// The draft 2020-12 test suite: file name → list of groups (`schema`, `tests`).
+/// The optional files of the suite that the compiler's tests read: regexes, big numbers, and
+/// the formats lacuna enforces.
+const OPTIONAL: &[&str] = &[
+    "optional/ecmascript-regex.json",
+    "optional/non-bmp-regex.json",
+    "optional/bignum.json",
+    "optional/float-overflow.json",
+    "optional/format/date-time.json",
+    "optional/format/date.json",
+    "optional/format/email.json",
+    "optional/format/ipv4.json",
+    "optional/format/time.json",
+    "optional/format/uri.json",
+    "optional/format/uuid.json",
+];
+
+/// The lines of a packed corpus (see tests/data/README.md): `{"name": FILE, "content": JSON}`.
+fn packed(gz: &[u8]) -> Vec<(String, Value)> {
+    gunzip(gz)
+        .lines()
+        .map(|l| {
+            let mut v: Value = serde_json::from_str(l).expect("a packed line is JSON");
+            let name = v["name"].as_str().expect("a file name").to_string();
+            (name, v["content"].take())
+        })
+        .collect()
+}
+
+/// The draft 2020-12 test suite: file name → list of groups (`schema`, `tests`), for the main
+/// files and the optional ones in [`OPTIONAL`].
 pub fn test_suite() -> serde_json::Map<String, Value> {
-    let text = gunzip(include_bytes!(
-        "../data/json-schema-test-suite-draft2020-12.json.gz"
-    ));
-    match serde_json::from_str(&text).expect("the suite is JSON") {
-        Value::Object(m) => m,
-        _ => panic!("the suite is an object"),
-    }
+    packed(include_bytes!(
+        "../data/json-schema-test-suite-draft2020-12.jsonl.gz"
+    ))
+    .into_iter()
+    .filter(|(name, _)| !name.starts_with("optional/") || OPTIONAL.contains(&name.as_str()))
+    .collect()
 }
 
 /// One maskbench entry: file name, schema, and its instances with their expected validity.
@@ -33,21 +62,19 @@ pub struct MaskbenchEntry {
     pub tests: Vec<(Value, bool)>,
 }
 
+/// The 2,367 schemas of JSONSchemaBench's maskbench data, in file-name order.
 pub fn maskbench() -> Vec<MaskbenchEntry> {
-    let text = gunzip(include_bytes!("../data/maskbench.jsonl.gz"));
-    text.lines()
-        .map(|l| {
-            let v: Value = serde_json::from_str(l).expect("a maskbench line is JSON");
-            MaskbenchEntry {
-                name: v["name"].as_str().unwrap().to_string(),
-                schema: v["schema"].clone(),
-                tests: v["tests"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .map(|t| (t["data"].clone(), t["valid"].as_bool().unwrap()))
-                    .collect(),
-            }
+    packed(include_bytes!("../data/jsonschemabench.jsonl.gz"))
+        .into_iter()
+        .map(|(name, content)| MaskbenchEntry {
+            name,
+            schema: content["schema"].clone(),
+            tests: content["tests"]
+                .as_array()
+                .expect("a bench case has tests")
+                .iter()
+                .map(|t| (t["data"].clone(), t["valid"].as_bool().unwrap()))
+                .collect(),
         })
         .collect()
 }
