@@ -229,3 +229,22 @@ fn bad_checkpoints_are_reported() {
     std::fs::remove_dir_all(&dir).unwrap();
     let _ = DiffusionError::Sampler(String::new());
 }
+
+/// The same parity on the first CUDA GPU (built with `--features cuda`, run where a GPU is).
+#[cfg(feature = "cuda")]
+#[test]
+fn models_match_reference_logits_on_cuda() {
+    let gpu = Device::new_cuda(0).expect("a CUDA GPU");
+    for name in ["llada-tiny", "dream-tiny"] {
+        let m = diffusion::load(&data(name), DType::F32, &gpu).unwrap();
+        let (ids, want) = expected(name);
+        let got = m
+            .forward(&ids.to_device(&gpu).unwrap())
+            .unwrap()
+            .to_device(&Device::Cpu)
+            .unwrap();
+        let d = max_abs_diff(&got, &want);
+        eprintln!("{name} on CUDA: max abs diff {d:e}");
+        assert!(d < 1e-4, "{name}: max abs diff {d}");
+    }
+}
