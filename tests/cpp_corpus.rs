@@ -14,8 +14,11 @@
 //!
 //! Run in release (`cargo test --release --test cpp_corpus -- --nocapture` prints the rates).
 
+mod corpus;
+
 use std::io::Read;
 
+use corpus::Rng;
 use lacuna::canvas::HoleyText;
 use lacuna::checker::{CheckVerdict, Checker};
 
@@ -116,23 +119,6 @@ fn tree_sitter() -> tree_sitter::Parser {
         .set_language(&tree_sitter_cpp::LANGUAGE.into())
         .unwrap();
     parser
-}
-
-/// A small seeded generator (SplitMix64), so every run cuts and mutates the same way.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
 }
 
 #[test]

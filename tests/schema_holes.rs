@@ -3,12 +3,13 @@
 //! the checker builds is JSON that the `jsonschema` crate validates against the schema. Also:
 //! every uncorrupted JSON canvas of the shared workload (benches/data/workload) is completable.
 
+mod corpus;
 mod schema_support;
 
+use corpus::Rng;
 use lacuna::canvas::{parse_canvas_line, HoleyText};
 use lacuna::checker::{CheckVerdict, Checker};
 use lacuna::grammar::schema::{compile, SchemaOptions};
-use schema_support::Rng;
 
 /// Cuts `holes` holes at random byte positions (a hole may be empty-bounded at either end).
 fn cut(text: &str, holes: usize, rng: &mut Rng) -> HoleyText {

@@ -36,6 +36,7 @@ mod corpus;
 
 use std::io::Read;
 
+use corpus::Rng;
 use lacuna::canvas::{parse_canvas_line, HoleyText};
 use lacuna::checker::{CheckVerdict, Checker};
 
@@ -79,24 +80,6 @@ fn chebi() -> Vec<(String, String)> {
 
 fn checker() -> Checker {
     Checker::from_spec("smiles").unwrap()
-}
-
-/// A small deterministic generator (SplitMix64), so every run sees the same cases.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `0..n` (n > 0).
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
 }
 
 // ---- the oracle and the agreement rule -------------------------------------------------------

@@ -130,20 +130,17 @@ pub fn contains_in_order(text: &[u8], chunks: &[Vec<u8>]) -> bool {
     true
 }
 
-/// A small deterministic generator (xorshift64*), so corpus tests pick the same cases on
-/// every run without a dependency.
-pub struct Rng(u64);
+/// A small deterministic generator (SplitMix64), so corpus tests draw the same cases on every
+/// run without a dependency.
+pub struct Rng(pub u64);
 
 impl Rng {
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed.max(1))
-    }
-
     pub fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
     }
 
     /// A number in `0..n` (`n > 0`).
