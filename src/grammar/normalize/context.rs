@@ -136,16 +136,8 @@ fn edge_sets(g: &NormalGrammar, nullable: &[bool], words: usize, first: bool) ->
 
 /// `sets[dst] |= sets[src]`; whether anything changed.
 fn or_self(sets: &mut [u64], dst: usize, src: usize, words: usize) -> bool {
-    let mut changed = false;
-    for w in 0..words {
-        let v = sets[src * words + w];
-        let d = &mut sets[dst * words + w];
-        if *d | v != *d {
-            *d |= v;
-            changed = true;
-        }
-    }
-    changed
+    let row: smallvec::SmallVec<[u64; 4]> = sets[src * words..(src + 1) * words].into();
+    or_into(sets, dst, &row, 0, words)
 }
 
 /// `dst_sets[dst] |= src_sets[src]`; whether anything changed.
