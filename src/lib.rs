@@ -13,3 +13,4 @@ pub mod grammar;
 pub mod holey;
 pub mod intersect;
 pub mod lexicon;
+pub mod train;

@@ -79,14 +79,15 @@ fn generate_follows_the_grammar() {
         grammar.to_str().unwrap(),
         "--prompt",
         "numbers: ",
-        "--gen-length",
+        "--length",
         "16",
         "--steps",
         "16",
-        "--block-length",
+        "--block",
         "8",
         "--max-resamples",
         "100000",
+        "--json",
     ]);
     assert!(ok, "{err}");
     let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();

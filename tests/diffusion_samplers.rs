@@ -391,3 +391,23 @@ fn resample_limit_falls_back_to_the_completion() {
     assert_eq!(g.stats.rejections, 3);
     assert_eq!(g.text, b"bb");
 }
+
+#[test]
+fn settled_unconstrained_outputs_stop_early_with_the_same_text() {
+    // EOS is most confident at position 1, then position 0 fills: the text is final after two
+    // steps, and the other two forward passes change nothing in it.
+    let model = Fake(|p, _: &[u32]| {
+        if p == 1 {
+            one_hot(EOS as usize, 9.0)
+        } else {
+            one_hot(2, 1.0)
+        }
+    });
+    let mut options = GenerateOptions::new(4, 0);
+    options.stop_when_settled = true;
+    let mut s = LLaDASampler::new(4, 4);
+    let g = generate(&model, &mut s, &table(), &[], &options, None).unwrap();
+    assert_eq!(g.text, b"c");
+    assert_eq!(g.stats.forward_passes, 2);
+    assert_eq!(&g.ids[..2], &[2, EOS]);
+}

@@ -1,33 +1,70 @@
-//! `lacuna generate --model DIR [--grammar SPEC] --prompt TEXT ...`: runs a LLaDA or Dream
-//! checkpoint (with `DIR/tokenizer.json`) with the family's sampler, under the grammar if one is
-//! given, and prints one JSON object: the output text, the generated ids and the statistics.
+//! `lacuna generate --grammar SPEC`: generates with a masked diffusion model — the embedded
+//! default model unless `--model DIR` names a LLaDA or Dream checkpoint — under the grammar.
+//! With the default model (or any model trained by `lacuna train`) the prompt and the length
+//! come from the task the grammar names. Prints each output (or, with `--json`, one JSON
+//! object per output with its statistics); a progress bar on stderr for several outputs.
 
+use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 
 use candle_core::{DType, Device};
 use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 
 use crate::checker::Checker;
+use crate::diffusion::default_model::{load_default, load_folder, LoadedModel};
+use crate::diffusion::tasks::{default_block, task_for_spec};
 use crate::diffusion::{
-    self, generate, ChatTemplate, Constraint, DreamAlg, DreamSampler, Family, GenerateOptions,
-    LLaDASampler, Remasking, Sampler, TokenTable, Tokens,
+    generate, ChatTemplate, Constraint, DreamAlg, DreamSampler, Family, GenerateOptions,
+    Generation, LLaDASampler, Remasking, Sampler, TokenTable,
 };
 
 #[derive(Args, Debug)]
 pub struct GenerateArgs {
-    /// Checkpoint folder: config.json, *.safetensors.
-    #[arg(long)]
-    model: PathBuf,
-    /// tokenizer.json (default: the one in the model folder).
-    #[arg(long)]
-    tokenizer: Option<PathBuf>,
     /// Grammar the output must follow (json, smiles, cpp, FILE.lark, schema:PATH; +fence).
     #[arg(long, short)]
     grammar: Option<String>,
-    /// The prompt (a user turn with --chat, else raw text).
+    /// Checkpoint folder (config.json, *.safetensors, tokenizer.json); default: the
+    /// embedded model.
     #[arg(long)]
-    prompt: String,
+    model: Option<PathBuf>,
+    /// tokenizer.json (default: the one in the model folder).
+    #[arg(long)]
+    tokenizer: Option<PathBuf>,
+    /// The prompt (a user turn with --chat, else raw text); default: the prompt of the
+    /// grammar's task, for models trained by lacuna.
+    #[arg(long)]
+    prompt: Option<String>,
+    /// Number of outputs (seeds seed, seed+1, ...).
+    #[arg(short = 'n', long, default_value_t = 1)]
+    count: usize,
+    /// Generated positions; default: the task's length, else 128.
+    #[arg(long, alias = "gen-length")]
+    length: Option<usize>,
+    /// Denoising steps; default: one per position.
+    #[arg(long)]
+    steps: Option<usize>,
+    /// LLaDA: semi-autoregressive block length; default: the largest of 32, 16 and 8 that
+    /// divides the length into two blocks or more, else the whole length.
+    #[arg(long, alias = "block-length")]
+    block: Option<usize>,
+    /// Sampling temperature; default: 1 for models trained by lacuna, else 0 (greedy).
+    #[arg(long)]
+    temperature: Option<f64>,
+    /// Which positions to unmask first. LLaDA: low_confidence (default) or random; Dream:
+    /// entropy (default), origin, maskgit_plus or topk_margin.
+    #[arg(long)]
+    alg: Option<String>,
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Ignore the grammar while generating (for comparison); --json still tells whether
+    /// each output is valid.
+    #[arg(long)]
+    unconstrained: bool,
+    /// One JSON object per output: text, validity, ids and statistics.
+    #[arg(long)]
+    json: bool,
     /// Wrap the prompt in the family's chat template.
     #[arg(long)]
     chat: bool,
@@ -37,24 +74,10 @@ pub struct GenerateArgs {
     /// Start of the answer, after the prompt (e.g. "```json\n").
     #[arg(long, default_value = "")]
     prefill: String,
-    #[arg(long, default_value_t = 128)]
-    gen_length: usize,
-    #[arg(long, default_value_t = 64)]
-    steps: usize,
-    /// LLaDA: semi-autoregressive block length (default: gen_length).
-    #[arg(long)]
-    block_length: Option<usize>,
-    #[arg(long, default_value_t = 0.0)]
-    temperature: f64,
     /// LLaDA: classifier-free guidance scale.
     #[arg(long, default_value_t = 0.0)]
     cfg_scale: f64,
-    /// LLaDA: low_confidence or random.
-    #[arg(long, default_value = "low_confidence")]
-    remasking: String,
-    /// Dream: origin, maskgit_plus, topk_margin or entropy.
-    #[arg(long, default_value = "entropy")]
-    alg: String,
+    /// Dream: temperature of the unmasking order.
     #[arg(long, default_value_t = 0.0)]
     alg_temp: f64,
     #[arg(long, default_value_t = 1e-3)]
@@ -63,10 +86,12 @@ pub struct GenerateArgs {
     top_p: Option<f64>,
     #[arg(long)]
     top_k: Option<usize>,
-    #[arg(long, default_value_t = 0)]
-    seed: u64,
+    /// Rejections after which an output is finished by the grammar's completion.
     #[arg(long, default_value_t = 100)]
     max_resamples: u64,
+    /// Rejections after which a position is left to the grammar's completion.
+    #[arg(long, default_value_t = 20)]
+    max_rejections_per_position: usize,
     /// Compute dtype: f32, f16 or bf16.
     #[arg(long, default_value = "f32")]
     dtype: String,
@@ -75,8 +100,61 @@ pub struct GenerateArgs {
     cuda: bool,
 }
 
+/// What the run settled on, from the arguments and the model's card.
+struct Plan {
+    prompt: Vec<u32>,
+    length: usize,
+    steps: usize,
+    block: usize,
+    temperature: f64,
+}
+
 pub fn run(args: GenerateArgs) -> Result<bool, String> {
-    let s = |e: diffusion::DiffusionError| e.to_string();
+    let s = |e: crate::diffusion::DiffusionError| e.to_string();
+    let loaded = load(&args)?;
+    let plan = plan(&args, &loaded)?;
+    let model = loaded.model.as_ref();
+    let template = ChatTemplate::for_family(model.family());
+    let mut eos = vec![model.eos_token_id()];
+    eos.extend(loaded.tokens.token_id(template.end_of_turn()));
+    let table = TokenTable::from_tokens(&loaded.tokens, &eos);
+    let mut checker = match &args.grammar {
+        Some(g) => Some(Checker::from_spec(g).map_err(|e| format!("--grammar {g}: {e}"))?),
+        None => None,
+    };
+    let bar = progress(args.count);
+    let mut stdout = std::io::stdout().lock();
+    for i in 0..args.count {
+        let seed = args.seed.wrapping_add(i as u64);
+        let mut sampler = sampler(&args, &plan, model.family())?;
+        let mut options = GenerateOptions::new(plan.length, seed);
+        options.max_resamples = args.max_resamples;
+        options.max_rejections_per_position = args.max_rejections_per_position;
+        options.stop_when_settled = true;
+        let mut constraint = match checker.as_mut() {
+            Some(c) if !args.unconstrained => Some(Constraint::new(c, &table, plan.length)),
+            _ => None,
+        };
+        let out = generate(
+            model,
+            sampler.as_mut(),
+            &table,
+            &plan.prompt,
+            &options,
+            constraint.as_mut(),
+        )
+        .map_err(s)?;
+        drop(constraint);
+        let valid = checker.as_mut().map(|c| c.accepts(&out.text));
+        let line = render(&args, i, seed, &out, valid);
+        bar.suspend(|| writeln!(stdout, "{line}").map_err(|e| e.to_string()))?;
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    Ok(true)
+}
+
+fn load(args: &GenerateArgs) -> Result<LoadedModel, String> {
     let dtype = match args.dtype.as_str() {
         "f32" => DType::F32,
         "f16" => DType::F16,
@@ -88,80 +166,122 @@ pub fn run(args: GenerateArgs) -> Result<bool, String> {
     } else {
         Device::Cpu
     };
-    let model = diffusion::load(&args.model, dtype, &device).map_err(s)?;
-    let tok_path = args
-        .tokenizer
-        .clone()
-        .unwrap_or_else(|| args.model.join("tokenizer.json"));
-    let tokens = Tokens::load_with_mask(&tok_path, None).map_err(s)?;
-    if tokens.mask_id() != model.mask_token_id() {
-        return Err(format!(
-            "{}: mask token id {} differs from the model's mask_token_id {}",
-            tok_path.display(),
-            tokens.mask_id(),
-            model.mask_token_id()
-        ));
+    match &args.model {
+        Some(dir) => load_folder(dir, args.tokenizer.as_deref(), dtype, &device),
+        None => load_default(dtype, &device),
     }
-    let template = ChatTemplate::for_family(model.family());
-    let text = if args.chat {
-        template.render(args.system.as_deref(), &args.prompt, &args.prefill)
-    } else {
-        format!("{}{}", args.prompt, args.prefill)
+    .map_err(|e| e.to_string())
+}
+
+/// Prompt, length and schedule: explicit arguments first, then the task of the grammar in
+/// the model's card, then general defaults.
+fn plan(args: &GenerateArgs, loaded: &LoadedModel) -> Result<Plan, String> {
+    let task = match (&args.grammar, &loaded.card) {
+        (Some(g), Some(card)) => task_for_spec(g)
+            .map_err(|e| format!("--grammar {g}: {e}"))?
+            .and_then(|(name, prompt)| card.tasks.get(name).map(|info| (prompt, info.length))),
+        _ => None,
     };
-    let prompt = tokens.encode(&text).map_err(s)?;
-    let mut eos = vec![model.eos_token_id()];
-    eos.extend(tokens.token_id(template.end_of_turn()));
-    let table = TokenTable::from_tokens(&tokens, &eos);
-    let mut sampler: Box<dyn Sampler> = match model.family() {
+    let prompt_text = match (&args.prompt, &task) {
+        (Some(p), _) => p.clone(),
+        (None, Some((p, _))) => p.clone(),
+        (None, None) => {
+            return Err(format!(
+                "--prompt is needed: {} has no task for {}",
+                loaded.source.display(),
+                args.grammar
+                    .as_deref()
+                    .map_or("output without --grammar".into(), |g| {
+                        format!("--grammar {g}")
+                    })
+            ))
+        }
+    };
+    let template = ChatTemplate::for_family(loaded.model.family());
+    let text = if args.chat {
+        template.render(args.system.as_deref(), &prompt_text, &args.prefill)
+    } else {
+        format!("{prompt_text}{}", args.prefill)
+    };
+    let prompt = loaded.tokens.encode(&text).map_err(|e| e.to_string())?;
+    let length = args.length.or(task.map(|(_, l)| l)).unwrap_or(128);
+    if length == 0 {
+        return Err("--length must be positive".into());
+    }
+    let block = args.block.unwrap_or_else(|| default_block(length));
+    let temperature = args
+        .temperature
+        .unwrap_or(if loaded.card.is_some() { 1.0 } else { 0.0 });
+    Ok(Plan {
+        prompt,
+        length,
+        steps: args.steps.unwrap_or(length),
+        block,
+        temperature,
+    })
+}
+
+fn sampler(args: &GenerateArgs, plan: &Plan, family: Family) -> Result<Box<dyn Sampler>, String> {
+    Ok(match family {
         Family::LLaDA => {
-            let remasking = match args.remasking.as_str() {
+            let remasking = match args.alg.as_deref().unwrap_or("low_confidence") {
                 "low_confidence" => Remasking::LowConfidence,
                 "random" => Remasking::Random,
                 r => {
                     return Err(format!(
-                        "--remasking {r}: expected low_confidence or random"
+                        "--alg {r}: LLaDA models take low_confidence or random"
                     ))
                 }
             };
             Box::new(
-                LLaDASampler::new(args.steps, args.block_length.unwrap_or(args.gen_length))
-                    .temperature(args.temperature)
+                LLaDASampler::new(plan.steps, plan.block)
+                    .temperature(plan.temperature)
                     .cfg_scale(args.cfg_scale)
                     .remasking(remasking),
             )
         }
         Family::Dream => {
-            let mut d = DreamSampler::new(args.steps)
-                .alg(args.alg.parse::<DreamAlg>().map_err(s)?)
+            let alg = args.alg.as_deref().unwrap_or("entropy");
+            let mut d = DreamSampler::new(plan.steps)
+                .alg(alg.parse::<DreamAlg>().map_err(|e| e.to_string())?)
                 .alg_temp(args.alg_temp)
                 .eps(args.eps)
-                .temperature(args.temperature);
+                .temperature(plan.temperature);
             d.top_p = args.top_p;
             d.top_k = args.top_k;
             Box::new(d)
         }
-    };
-    let mut options = GenerateOptions::new(args.gen_length, args.seed);
-    options.max_resamples = args.max_resamples;
-    let mut checker = match &args.grammar {
-        Some(g) => Some(Checker::from_spec(g).map_err(|e| format!("--grammar {g}: {e}"))?),
-        None => None,
-    };
-    let mut constraint = checker
-        .as_mut()
-        .map(|c| Constraint::new(c, &table, args.gen_length));
-    let out = generate(
-        model.as_ref(),
-        sampler.as_mut(),
-        &table,
-        &prompt,
-        &options,
-        constraint.as_mut(),
-    )
-    .map_err(s)?;
-    let st = out.stats;
-    let line = json!({
-        "text": String::from_utf8_lossy(&out.text),
+    })
+}
+
+/// One output as printed: the text (with a note on stderr when the grammar's completion
+/// finished it), or a JSON object with `--json`.
+fn render(
+    args: &GenerateArgs,
+    i: usize,
+    seed: u64,
+    out: &Generation,
+    valid: Option<bool>,
+) -> String {
+    let text = String::from_utf8_lossy(&out.text);
+    let st = &out.stats;
+    if !args.json {
+        if st.fallback {
+            eprintln!(
+                "lacuna: output {} was finished by the grammar's completion ({} rejections, \
+                 {} positions left masked)",
+                i + 1,
+                st.rejections,
+                st.unfilled
+            );
+        }
+        return text.into_owned();
+    }
+    json!({
+        "text": text,
+        "valid": valid,
+        "constrained": args.grammar.is_some() && !args.unconstrained,
+        "seed": seed,
         "ids": out.ids,
         "stats": {
             "forward_passes": st.forward_passes,
@@ -175,7 +295,19 @@ pub fn run(args: GenerateArgs) -> Result<bool, String> {
             "gave_up": st.gave_up,
             "unfilled": st.unfilled,
         }
-    });
-    println!("{line}");
-    Ok(true)
+    })
+    .to_string()
+}
+
+fn progress(count: usize) -> ProgressBar {
+    if count < 2 || !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new(count as u64);
+    bar.set_style(
+        ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} outputs ({eta})")
+            .expect("valid template")
+            .progress_chars("=> "),
+    );
+    bar
 }

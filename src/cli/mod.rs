@@ -3,6 +3,7 @@
 mod check;
 mod generate;
 mod grammar;
+mod train;
 
 use std::process::ExitCode;
 
@@ -22,6 +23,8 @@ enum Command {
     Check(check::CheckArgs),
     /// Generate with a LLaDA or Dream checkpoint, under a grammar if one is given.
     Generate(Box<generate::GenerateArgs>),
+    /// Train a small masked diffusion model (LLaDA layout) and its tokenizer.
+    Train(train::TrainArgs),
     /// Inspect grammars: sizes before and after normalization, rules.
     #[command(subcommand)]
     Grammar(grammar::GrammarCommand),
@@ -33,6 +36,7 @@ pub fn main() -> ExitCode {
     let result = match cli.command {
         Command::Check(args) => check::run(args),
         Command::Generate(args) => generate::run(*args),
+        Command::Train(args) => train::run(args),
         Command::Grammar(cmd) => grammar::run(cmd).map(|()| true).map_err(|e| e.to_string()),
     };
     match result {

@@ -171,6 +171,41 @@ impl Weights {
         }
     }
 
+    /// Weights from a safetensors file held in memory (the embedded default model).
+    pub fn from_bytes(
+        bytes: Vec<u8>,
+        dtype: DType,
+        device: &Device,
+        label: &Path,
+    ) -> Result<Weights> {
+        let vb = VarBuilder::from_buffered_safetensors(bytes, dtype, device).map_err(|e| {
+            DiffusionError::Tensor {
+                path: label.to_path_buf(),
+                tensor: "*".into(),
+                reason: e.to_string(),
+            }
+        })?;
+        Ok(Weights {
+            vb,
+            dir: label.to_path_buf(),
+            prefix: String::new(),
+        })
+    }
+
+    /// Weights backed by trainable variables (training); `label` names them in errors.
+    pub fn from_varmap(
+        varmap: &candle_nn::VarMap,
+        dtype: DType,
+        device: &Device,
+        label: &Path,
+    ) -> Weights {
+        Weights {
+            vb: VarBuilder::from_varmap(varmap, dtype, device),
+            dir: label.to_path_buf(),
+            prefix: String::new(),
+        }
+    }
+
     /// The weights under `name.` (like `VarBuilder::pp`).
     pub fn pp(&self, name: impl AsRef<str>) -> Weights {
         let mut w = self.clone();

@@ -10,7 +10,7 @@ use serde::Deserialize;
 
 use super::checkpoint::{field_error, read_json, Weights, CONFIG_FILE};
 use super::error::Result;
-use super::layers::{Attention, RmsNorm, Rotary, SwiGlu};
+use super::layers::{Attention, Kernels, RmsNorm, Rotary, SwiGlu};
 use super::{Family, Model};
 
 fn default_eps() -> f64 {
@@ -205,7 +205,9 @@ impl Dream {
             .embedding(&ids)?
             .reshape((b, seq, self.cfg.hidden_size))?;
         for l in &self.layers {
-            x = (&x + l.attn.forward(&l.input_norm.forward(&x)?, rotary)?)?;
+            x = (&x
+                + l.attn
+                    .forward(&l.input_norm.forward(&x)?, rotary, Kernels::Fused)?)?;
             x = (&x + l.mlp.forward(&l.post_norm.forward(&x)?)?)?;
         }
         let x = self.norm.forward(&x)?;

@@ -45,6 +45,16 @@ pub struct GenerateOptions {
     pub seed: u64,
     /// Rejections after which a constrained generation is finished by completion.
     pub max_resamples: u64,
+    /// Rejections after which a position proposes no more: it stays masked, and the
+    /// completion closes its hole at the end. A hole may take any string, but its positions
+    /// hold one token each, so a position can be left where no single token fits (between a
+    /// placed `1` and `)` a SMILES needs `(C`, two tokens); without this, such a position
+    /// would spend the whole `max_resamples` budget.
+    pub max_rejections_per_position: usize,
+    /// End an unconstrained generation as soon as its text is final: an EOS is placed and
+    /// no mask precedes it. The text is the same; positions after the EOS stay masked in
+    /// `ids`, and the forward passes the authors' schedule would still run are saved.
+    pub stop_when_settled: bool,
 }
 
 impl GenerateOptions {
@@ -53,6 +63,8 @@ impl GenerateOptions {
             gen_length,
             seed,
             max_resamples: 100,
+            max_rejections_per_position: 20,
+            stop_when_settled: false,
         }
     }
 }
@@ -118,8 +130,14 @@ pub fn generate(
     let mut dead: Vec<Vec<u32>> = vec![vec![mask]; n];
     let before = constraint.as_deref().map(|c| c.stats()).unwrap_or_default();
     let mut gave_up = false;
-    'steps: while let Some(plan) = sampler.plan(&ids, mask, &mut rng) {
+    // `dead[i]` holds the mask and the tokens rejected at position i.
+    let retired = |dead: &[Vec<u32>], i: usize| dead[i].len() > options.max_rejections_per_position;
+    'steps: while let Some(mut plan) = sampler.plan(&ids, mask, &mut rng) {
         stats.steps += 1;
+        plan.candidates.retain(|&c| c < p || !retired(&dead, c - p));
+        if plan.candidates.is_empty() {
+            continue;
+        }
         let t0 = Instant::now();
         let rows = logits_rows(
             model,
@@ -148,6 +166,9 @@ pub fn generate(
                 ids[pos] = tok;
             }
             stats.sampler_time += t1.elapsed();
+            if options.stop_when_settled && settled(&ids[p..], mask, table) {
+                break;
+            }
             continue;
         };
         let check_before = c.stats().checker_time;
@@ -174,6 +195,9 @@ pub fn generate(
             } else {
                 props.reject(pos, tok);
                 dead[pos - p].push(tok);
+                if retired(&dead, pos - p) {
+                    props.accept(pos);
+                }
                 if c.stats().rejections - before.rejections >= options.max_resamples {
                     gave_up = true;
                     break 'steps;
@@ -210,6 +234,20 @@ pub fn generate(
         text,
         stats,
     })
+}
+
+/// Whether an unconstrained output is final: an EOS is placed and no mask precedes it (the
+/// text ends at the first EOS, so later positions cannot change it).
+fn settled(ids: &[u32], mask: u32, table: &TokenTable) -> bool {
+    for &t in ids {
+        if t == mask {
+            return false;
+        }
+        if table.is_eos(t) {
+            return true;
+        }
+    }
+    true
 }
 
 /// Runs the model on `ids` and returns the logits rows of `positions` (with guidance if

@@ -1,11 +1,25 @@
 //! Building blocks shared by the model families: RMSNorm, rotate-half rotary embeddings,
 //! full (bidirectional) multi-head attention with grouped key/value heads written as plain
 //! matmul + softmax (no mask, no fused causal kernel), and the SwiGLU feed-forward.
+//!
+//! Inference uses candle's fused softmax and rotary kernels. They have no backward pass, so
+//! training ([`crate::train`]) asks for [`Kernels::Differentiable`]: the same arithmetic from
+//! composable ops, which autograd can differentiate.
 
 use candle_core::{DType, Device, Module, Result, Tensor, D};
 
 use super::checkpoint::{Linear, Weights};
 use super::error::Result as DResult;
+
+/// Which implementation of softmax and rotary embeddings a forward pass uses.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub enum Kernels {
+    /// candle's fused kernels: fastest, inference only.
+    #[default]
+    Fused,
+    /// Composable ops with a backward pass, for training.
+    Differentiable,
+}
 
 /// Root-mean-square layer norm with a learned scale.
 #[derive(Clone, Debug)]
@@ -59,13 +73,18 @@ impl Rotary {
     }
 
     /// Rotates `x` `[batch, heads, seq, head_dim]`; the rotation is done in f32.
-    pub fn apply(&self, x: &Tensor) -> Result<Tensor> {
+    pub fn apply(&self, x: &Tensor, kernels: Kernels) -> Result<Tensor> {
         let (_, _, seq, _) = x.dims4()?;
         let cos = self.cos.narrow(0, 0, seq)?;
         let sin = self.sin.narrow(0, 0, seq)?;
         let dtype = x.dtype();
         let xf = x.to_dtype(DType::F32)?.contiguous()?;
-        candle_nn::rotary_emb::rope(&xf, &cos, &sin)?.to_dtype(dtype)
+        match kernels {
+            Kernels::Fused => candle_nn::rotary_emb::rope(&xf, &cos, &sin)?.to_dtype(dtype),
+            Kernels::Differentiable => {
+                candle_nn::rotary_emb::rope_slow(&xf, &cos, &sin)?.to_dtype(dtype)
+            }
+        }
     }
 
     pub fn max_len(&self) -> usize {
@@ -86,15 +105,15 @@ pub struct Attention {
 }
 
 impl Attention {
-    pub fn forward(&self, x: &Tensor, rotary: &Rotary) -> Result<Tensor> {
+    pub fn forward(&self, x: &Tensor, rotary: &Rotary, kernels: Kernels) -> Result<Tensor> {
         let (b, t, _) = x.dims3()?;
         let split = |y: Tensor, h: usize| -> Result<Tensor> {
             y.reshape((b, t, h, self.head_dim))?
                 .transpose(1, 2)?
                 .contiguous()
         };
-        let q = rotary.apply(&split(self.q.forward(x)?, self.heads)?)?;
-        let k = rotary.apply(&split(self.k.forward(x)?, self.kv_heads)?)?;
+        let q = rotary.apply(&split(self.q.forward(x)?, self.heads)?, kernels)?;
+        let k = rotary.apply(&split(self.k.forward(x)?, self.kv_heads)?, kernels)?;
         let v = split(self.v.forward(x)?, self.kv_heads)?;
         let group = self.heads / self.kv_heads;
         let k = repeat_kv(k, group)?;
@@ -102,7 +121,11 @@ impl Attention {
         let dtype = q.dtype();
         let scale = 1.0 / (self.head_dim as f64).sqrt();
         let scores = (q.matmul(&k.t()?)? * scale)?;
-        let probs = candle_nn::ops::softmax_last_dim(&scores.to_dtype(DType::F32)?)?;
+        let scores = scores.to_dtype(DType::F32)?;
+        let probs = match kernels {
+            Kernels::Fused => candle_nn::ops::softmax_last_dim(&scores)?,
+            Kernels::Differentiable => candle_nn::ops::softmax(&scores, D::Minus1)?,
+        };
         let y = probs.to_dtype(dtype)?.matmul(&v)?;
         let y = y
             .transpose(1, 2)?

@@ -6,11 +6,11 @@
 use std::path::Path;
 
 use candle_core::{DType, Device, Tensor};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use super::checkpoint::{field_error, read_json, Linear, Weights, CONFIG_FILE};
 use super::error::Result;
-use super::layers::{Attention, RmsNorm, Rotary, SwiGlu};
+use super::layers::{Attention, Kernels, RmsNorm, Rotary, SwiGlu};
 use super::{Family, Model};
 
 fn default_eps() -> f64 {
@@ -33,7 +33,7 @@ fn default_max_len() -> usize {
 }
 
 /// LLaDA's `config.json`, in LLaDA's field names.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 pub struct Config {
     pub d_model: usize,
     pub n_layers: usize,
@@ -81,6 +81,19 @@ impl Config {
     /// Reads and validates `dir/config.json`.
     pub fn from_dir(dir: &Path) -> Result<Config> {
         let cfg: Config = read_json(&dir.join(CONFIG_FILE))?;
+        cfg.validate(dir)?;
+        Ok(cfg)
+    }
+
+    /// Parses and validates config JSON held in memory; `dir` names it in errors.
+    pub fn from_slice(json: &[u8], dir: &Path) -> Result<Config> {
+        let path = dir.join(CONFIG_FILE);
+        let cfg: Config =
+            serde_json::from_slice(json).map_err(|e| super::error::DiffusionError::Field {
+                path,
+                field: "?".into(),
+                reason: e.to_string(),
+            })?;
         cfg.validate(dir)?;
         Ok(cfg)
     }
@@ -162,6 +175,7 @@ pub struct LLaDA {
     ln_f: RmsNorm,
     head: Tensor,
     rotary: Rotary,
+    kernels: Kernels,
     device: Device,
 }
 
@@ -212,6 +226,7 @@ impl LLaDA {
             ln_f,
             head,
             rotary,
+            kernels: Kernels::Fused,
             device: w.device().clone(),
         })
     }
@@ -225,10 +240,14 @@ impl LLaDA {
     pub fn config(&self) -> &Config {
         &self.cfg
     }
-}
 
-impl Model for LLaDA {
-    fn forward(&self, input_ids: &Tensor) -> candle_core::Result<Tensor> {
+    /// Chooses fused kernels (inference) or differentiable ones (training).
+    pub fn set_kernels(&mut self, kernels: Kernels) {
+        self.kernels = kernels;
+    }
+
+    /// The final normalized hidden states `[batch, seq, d_model]`, before the output head.
+    pub fn hidden_states(&self, input_ids: &Tensor) -> candle_core::Result<Tensor> {
         let (_, seq) = input_ids.dims2()?;
         let fresh;
         let rotary = if seq > self.rotary.max_len() {
@@ -244,15 +263,28 @@ impl Model for LLaDA {
             self.cfg.d_model,
         ))?;
         for b in &self.blocks {
-            x = (&x + b.attn.forward(&b.attn_norm.forward(&x)?, rotary)?)?;
+            let attn = b
+                .attn
+                .forward(&b.attn_norm.forward(&x)?, rotary, self.kernels)?;
+            x = (&x + attn)?;
             x = (&x + b.ff.forward(&b.ff_norm.forward(&x)?)?)?;
         }
-        let x = self.ln_f.forward(&x)?;
-        let mut logits = x.broadcast_matmul(&self.head.t()?)?;
+        self.ln_f.forward(&x)
+    }
+
+    /// Logits in f32 for hidden states of any leading shape `[..., d_model]`.
+    pub fn logits(&self, hidden: &Tensor) -> candle_core::Result<Tensor> {
+        let mut logits = hidden.broadcast_matmul(&self.head.t()?)?;
         if self.cfg.scale_logits {
             logits = (logits * (1.0 / (self.cfg.d_model as f64).sqrt()))?;
         }
         logits.to_dtype(DType::F32)
+    }
+}
+
+impl Model for LLaDA {
+    fn forward(&self, input_ids: &Tensor) -> candle_core::Result<Tensor> {
+        self.logits(&self.hidden_states(input_ids)?)
     }
 
     fn mask_token_id(&self) -> u32 {

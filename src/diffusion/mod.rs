@@ -7,6 +7,7 @@
 
 pub mod checkpoint;
 pub mod constraint;
+pub mod default_model;
 pub mod dream;
 pub mod error;
 pub mod generate;
@@ -14,6 +15,7 @@ pub mod layers;
 pub mod llada;
 pub mod rng;
 pub mod sampler;
+pub mod tasks;
 pub mod tokens;
 
 use std::path::Path;

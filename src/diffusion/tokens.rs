@@ -85,6 +85,23 @@ impl Tokens {
             return Err(err("no such file".into()));
         }
         let tokenizer = Tokenizer::from_file(path).map_err(|e| err(e.to_string()))?;
+        Self::from_tokenizer(tokenizer, mask, path)
+    }
+
+    /// Reads a `tokenizer.json` held in memory; `label` names it in errors.
+    pub fn from_bytes(json: &[u8], mask: Option<&str>, label: &Path) -> Result<Tokens> {
+        let tokenizer = Tokenizer::from_bytes(json).map_err(|e| DiffusionError::Tokenizer {
+            path: label.to_path_buf(),
+            reason: e.to_string(),
+        })?;
+        Self::from_tokenizer(tokenizer, mask, label)
+    }
+
+    fn from_tokenizer(tokenizer: Tokenizer, mask: Option<&str>, path: &Path) -> Result<Tokens> {
+        let err = |reason: String| DiffusionError::Tokenizer {
+            path: path.to_path_buf(),
+            reason,
+        };
         let names: Vec<&str> = match mask {
             Some(m) => vec![m],
             None => MASK_TOKEN_NAMES.to_vec(),

@@ -1,0 +1,236 @@
+//! Evaluates the embedded default model: N generations per domain (SMILES, JSON Schema, C++),
+//! constrained and unconstrained with the same seeds, judged by independent oracles (purr,
+//! serde_json + jsonschema, tree-sitter-cpp). Prints a markdown table; writes every output to
+//! `target/eval_default.jsonl`.
+//!
+//! `cargo run --release --example eval_default -- [N] [smiles,json,cpp=30]`
+
+use std::io::Write;
+use std::time::{Duration, Instant};
+
+use candle_core::{DType, Device};
+use lacuna::checker::Checker;
+use lacuna::diffusion::default_model::{load_default, LoadedModel};
+use lacuna::diffusion::tasks;
+use lacuna::diffusion::{
+    generate, Constraint, GenerateOptions, Generation, LLaDASampler, TokenTable,
+};
+use lacuna::grammar::schema::{compile, SchemaOptions};
+use serde_json::{json, Value};
+
+/// One generation to make: the task, the grammar, the prompt, and the JSON schema if any.
+struct Case {
+    task: &'static str,
+    spec: String,
+    prompt: String,
+    schema: Option<Value>,
+    seed: u64,
+}
+
+#[derive(Default)]
+struct Tally {
+    n: usize,
+    valid: usize,
+    /// SMILES read by purr whose ring bonds also pair up (a molecule graph).
+    molecules: usize,
+    fallback: usize,
+    rejections: u64,
+    total: Duration,
+    checker: Duration,
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let n: usize = args.get(1).map_or(100, |s| s.parse().expect("N"));
+    let domains = args
+        .get(2)
+        .map_or("smiles,json,cpp".to_string(), String::clone);
+    let loaded = load_default(DType::F32, &Device::Cpu).expect("default model");
+    let table = TokenTable::from_tokens(&loaded.tokens, &[loaded.model.eos_token_id()]);
+    let mut log = std::io::BufWriter::new(
+        std::fs::File::create("target/eval_default.jsonl").expect("target/ exists"),
+    );
+    println!("| domain | mode | valid | molecules | fallback | rejections/output | s/output | checker share |");
+    println!("|---|---|---|---|---|---|---|---|");
+    for item in domains.split(',') {
+        // `cpp=30`: a count for one domain.
+        let (domain, count) = match item.split_once('=') {
+            Some((d, k)) => (d, k.parse().expect("count")),
+            None => (item, n),
+        };
+        let cases = cases(domain, count);
+        for constrained in [true, false] {
+            let mut t = Tally::default();
+            for case in &cases {
+                let (out, secs) = run(&loaded, &table, case, constrained);
+                let (valid, molecule) = oracle(case, &out.text);
+                t.n += 1;
+                t.valid += valid as usize;
+                t.molecules += molecule as usize;
+                t.fallback += out.stats.fallback as usize;
+                t.rejections += out.stats.rejections;
+                t.total += secs;
+                t.checker += out.stats.checker_time;
+                let line = json!({"task": case.task, "constrained": constrained, "seed": case.seed,
+                    "valid": valid, "fallback": out.stats.fallback,
+                    "rejections": out.stats.rejections,
+                    "text": String::from_utf8_lossy(&out.text)});
+                writeln!(log, "{line}").expect("write");
+            }
+            print_row(domain, constrained, &t);
+        }
+    }
+}
+
+fn cases(domain: &str, n: usize) -> Vec<Case> {
+    match domain {
+        "smiles" => (0..n as u64)
+            .map(|seed| Case {
+                task: tasks::SMILES,
+                spec: "smiles".into(),
+                prompt: tasks::smiles_prompt(),
+                schema: None,
+                seed,
+            })
+            .collect(),
+        "cpp" => (0..n as u64)
+            .map(|seed| Case {
+                task: tasks::CPP,
+                spec: "cpp".into(),
+                prompt: tasks::cpp_prompt(),
+                schema: None,
+                seed,
+            })
+            .collect(),
+        "json" => schemas(n)
+            .into_iter()
+            .enumerate()
+            .map(|(i, (path, schema))| Case {
+                task: tasks::JSON,
+                spec: format!("schema:{path}"),
+                prompt: tasks::json_prompt(&schema),
+                schema: Some(schema),
+                seed: i as u64,
+            })
+            .collect(),
+        d => panic!("unknown domain {d}"),
+    }
+}
+
+/// The first `n` JSONSchemaBench schemas of the kind the model was trained on (compiled in
+/// strict mode, prompt of at most 600 bytes), written to `target/eval_schemas/`.
+fn schemas(n: usize) -> Vec<(String, Value)> {
+    let gz = include_bytes!("../tests/data/jsonschemabench.jsonl.gz");
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(&gz[..]), &mut text)
+        .expect("gzip");
+    std::fs::create_dir_all("target/eval_schemas").expect("mkdir");
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let entry: Value = serde_json::from_str(line).expect("pack line");
+        let schema = entry["content"]["schema"].clone();
+        if tasks::json_prompt(&schema).len() > 600
+            || compile(&schema, &SchemaOptions::default()).is_err()
+            || schema_oracle(&schema).is_none()
+        {
+            continue;
+        }
+        let path = format!("target/eval_schemas/{}.json", out.len());
+        std::fs::write(&path, schema.to_string()).expect("write schema");
+        out.push((path, schema));
+        if out.len() == n {
+            break;
+        }
+    }
+    out
+}
+
+fn run(
+    m: &LoadedModel,
+    table: &TokenTable,
+    case: &Case,
+    constrained: bool,
+) -> (Generation, Duration) {
+    let length = m.card.as_ref().expect("card").tasks[case.task].length;
+    let block = tasks::default_block(length);
+    let mut sampler = LLaDASampler::new(length, block).temperature(1.0);
+    let prompt = m.tokens.encode(&case.prompt).expect("encode");
+    // As `lacuna generate` runs it.
+    let mut options = GenerateOptions::new(length, case.seed);
+    options.stop_when_settled = true;
+    let mut checker = Checker::from_spec(&case.spec).expect("grammar");
+    let mut constraint = constrained.then(|| Constraint::new(&mut checker, table, length));
+    let t0 = Instant::now();
+    let out = generate(
+        m.model.as_ref(),
+        &mut sampler,
+        table,
+        &prompt,
+        &options,
+        constraint.as_mut(),
+    )
+    .expect("generate");
+    (out, t0.elapsed())
+}
+
+/// (valid, a molecule): the oracle's verdict; for SMILES also whether ring bonds pair up.
+fn oracle(case: &Case, text: &[u8]) -> (bool, bool) {
+    let Ok(text) = std::str::from_utf8(text) else {
+        return (false, false);
+    };
+    match case.task {
+        tasks::SMILES => {
+            let mut builder = purr::graph::Builder::new();
+            let read = purr::read::read(text, &mut builder, None).is_ok();
+            // purr's builder panics on some chirality classes; a panic counts as no molecule.
+            let built =
+                read && std::panic::catch_unwind(move || builder.build().is_ok()).unwrap_or(false);
+            (read, built)
+        }
+        tasks::JSON => {
+            let ok = serde_json::from_str::<Value>(text).is_ok_and(|v| {
+                schema_oracle(case.schema.as_ref().expect("schema")).is_some_and(|s| s.is_valid(&v))
+            });
+            (ok, false)
+        }
+        _ => {
+            let mut parser = tree_sitter::Parser::new();
+            parser
+                .set_language(&tree_sitter_cpp::LANGUAGE.into())
+                .expect("tree-sitter-cpp");
+            let ok = parser
+                .parse(text, None)
+                .is_some_and(|t| !t.root_node().has_error());
+            (ok, false)
+        }
+    }
+}
+
+fn schema_oracle(schema: &Value) -> Option<jsonschema::Validator> {
+    jsonschema::options()
+        .should_validate_formats(true)
+        .build(schema)
+        .ok()
+}
+
+fn print_row(domain: &str, constrained: bool, t: &Tally) {
+    let pct = |k: usize| 100.0 * k as f64 / t.n.max(1) as f64;
+    let molecules = if domain == "smiles" {
+        format!("{:.0}%", pct(t.molecules))
+    } else {
+        "–".into()
+    };
+    println!(
+        "| {domain} | {} | {:.0}% | {molecules} | {} | {:.1} | {:.2} | {:.0}% |",
+        if constrained {
+            "constrained"
+        } else {
+            "unconstrained"
+        },
+        pct(t.valid),
+        t.fallback,
+        t.rejections as f64 / t.n.max(1) as f64,
+        t.total.as_secs_f64() / t.n.max(1) as f64,
+        100.0 * t.checker.as_secs_f64() / t.total.as_secs_f64().max(1e-9),
+    );
+}

@@ -1,0 +1,79 @@
+//! lacuna's default model, embedded in the binary: a small LLaDA trained by `lacuna train` on
+//! SMILES, schema-conditioned JSON and C++ (see `models/README.md`), so that generation works
+//! on a fresh clone with no download. [`load`] also opens any checkpoint folder, giving the
+//! same [`LoadedModel`] either way.
+
+use std::path::{Path, PathBuf};
+
+use candle_core::{DType, Device};
+
+use super::checkpoint::Weights;
+use super::error::Result;
+use super::llada::{Config, LLaDA};
+use super::tasks::ModelCard;
+use super::{Model, Tokens};
+
+const CONFIG: &[u8] = include_bytes!("../../models/default/config.json");
+const WEIGHTS: &[u8] = include_bytes!("../../models/default/model.safetensors");
+const TOKENIZER: &[u8] = include_bytes!("../../models/default/tokenizer.json");
+const CARD: &[u8] = include_bytes!("../../models/default/lacuna.json");
+
+/// A model ready to generate: weights, tokenizer, and the task card if it has one.
+pub struct LoadedModel {
+    pub model: Box<dyn Model>,
+    pub tokens: Tokens,
+    pub card: Option<ModelCard>,
+    /// Where it came from, for messages.
+    pub source: PathBuf,
+}
+
+/// The label of the embedded model in messages.
+pub const EMBEDDED: &str = "<embedded default model>";
+
+/// Loads the embedded default model.
+pub fn load_default(dtype: DType, device: &Device) -> Result<LoadedModel> {
+    let label = Path::new(EMBEDDED);
+    let cfg = Config::from_slice(CONFIG, label)?;
+    let weights = Weights::from_bytes(WEIGHTS.to_vec(), dtype, device, label)?;
+    let model = LLaDA::new(&cfg, &weights)?;
+    let tokens = Tokens::from_bytes(TOKENIZER, None, label)?;
+    let card: ModelCard =
+        serde_json::from_slice(CARD).map_err(|source| super::DiffusionError::Json {
+            path: label.join(ModelCard::FILE),
+            source,
+        })?;
+    Ok(LoadedModel {
+        model: Box::new(model),
+        tokens,
+        card: Some(card),
+        source: label.to_path_buf(),
+    })
+}
+
+/// Loads a checkpoint folder (LLaDA or Dream) with `tokenizer` (default: the folder's).
+pub fn load_folder(
+    dir: &Path,
+    tokenizer: Option<&Path>,
+    dtype: DType,
+    device: &Device,
+) -> Result<LoadedModel> {
+    let model = super::load(dir, dtype, device)?;
+    let tok_path = tokenizer.map_or_else(|| dir.join("tokenizer.json"), Path::to_path_buf);
+    let tokens = Tokens::load_with_mask(&tok_path, None)?;
+    if tokens.mask_id() != model.mask_token_id() {
+        return Err(super::DiffusionError::Tokenizer {
+            path: tok_path,
+            reason: format!(
+                "mask token id {} differs from the model's mask_token_id {}",
+                tokens.mask_id(),
+                model.mask_token_id()
+            ),
+        });
+    }
+    Ok(LoadedModel {
+        model,
+        tokens,
+        card: ModelCard::read(dir)?,
+        source: dir.to_path_buf(),
+    })
+}

@@ -1,0 +1,55 @@
+//! Training small masked diffusion models: the one that ships as lacuna's default, or any
+//! other a user trains on their own corpus.
+//!
+//! The model is a LLaDA ([`crate::diffusion::llada`]), so the loader that serves an 8B LLaDA
+//! checkpoint serves the trained one too; training only switches its kernels to differentiable
+//! ones. The data flow is one way:
+//!
+//! 1. [`corpus`] reads prompt/answer pairs (JSON lines) and groups them by task;
+//! 2. [`bpe`] trains a byte-level BPE tokenizer on them, with EOS and mask tokens;
+//! 3. [`trainer`] runs the masked-diffusion objective with [`adamw`], writing checkpoints that
+//!    are complete model folders and that a later run resumes exactly.
+//!
+//! The objective (LLaDA's SFT loss): per sequence draw t ~ U(0, 1), mask each answer position
+//! (the answer padded with EOS to the task's length) with probability t, and take the
+//! cross-entropy on masked positions weighted by 1/t. The prompt is never masked.
+
+pub mod adamw;
+pub mod bpe;
+pub mod corpus;
+pub mod trainer;
+
+use std::path::PathBuf;
+
+pub use corpus::{Corpus, Example, TaskInfo, TaskSet};
+pub use trainer::{train, TrainOptions, TrainReport};
+
+/// What went wrong while training, naming the file or line at fault.
+#[derive(Debug, thiserror::Error)]
+pub enum TrainError {
+    #[error("cannot read {path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path}:{line}: {reason}")]
+    Corpus {
+        path: PathBuf,
+        line: usize,
+        reason: String,
+    },
+    #[error("{0}")]
+    Invalid(String),
+    #[error("tokenizer: {0}")]
+    Tokenizer(String),
+    #[error(transparent)]
+    Model(#[from] crate::diffusion::DiffusionError),
+    #[error("tensor: {0}")]
+    Candle(#[from] candle_core::Error),
+}
+
+/// Results of training.
+pub type Result<T> = std::result::Result<T, TrainError>;
+
+/// The file in a model folder that tells `lacuna generate` how to prompt the model per task.
+pub const TASKS_FILE: &str = "lacuna.json";

@@ -1,0 +1,454 @@
+//! The training loop: a LLaDA built on candle variables, the masked-diffusion loss, AdamW with
+//! warmup and cosine decay, gradient clipping, and checkpoints.
+//!
+//! A checkpoint is a complete model folder (`config.json`, `model.safetensors`,
+//! `tokenizer.json`, `lacuna.json`) plus what resuming needs (`optimizer.safetensors`,
+//! `train_state.json`). Batches and masks are drawn from a generator seeded by the step, so a
+//! resumed run sees the batches an uninterrupted one would have.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use candle_core::{DType, Device, Tensor, Var, D};
+use candle_nn::{Init, VarMap};
+use indicatif::{ProgressBar, ProgressStyle};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use tokenizers::Tokenizer;
+
+use super::adamw::{AdamW, AdamWParams};
+use super::bpe::{self, EOS_ID, MASK_ID};
+use super::corpus::{Batch, Corpus, TaskInfo, TaskSet};
+use super::{Result, TrainError, TASKS_FILE};
+use crate::diffusion::checkpoint::Weights;
+use crate::diffusion::layers::Kernels;
+use crate::diffusion::llada::{Config, LLaDA};
+use crate::diffusion::rng::Rng;
+
+/// How to train.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct TrainOptions {
+    pub corpus: PathBuf,
+    pub out: PathBuf,
+    /// Total optimizer steps (a resumed run continues up to this many).
+    pub steps: usize,
+    /// Tokens per batch (rows × length, prompts included).
+    pub batch_tokens: usize,
+    pub lr: f64,
+    pub warmup: usize,
+    /// Gradient clipping by global norm.
+    pub clip: f64,
+    pub vocab_size: usize,
+    pub d_model: usize,
+    pub n_layers: usize,
+    pub n_heads: usize,
+    pub mlp_hidden: usize,
+    /// Longest sequence (prompt + answer), in tokens.
+    pub max_len: usize,
+    pub seed: u64,
+    /// Write a checkpoint every this many steps (and at the end).
+    pub checkpoint_every: usize,
+    /// Stop (with a checkpoint) after this long; resume later to go on.
+    pub time_limit: Option<Duration>,
+    /// Stop (with a checkpoint) at this step; resume later to go on.
+    pub stop_at: Option<usize>,
+    /// Show a progress bar on stderr.
+    pub progress: bool,
+}
+
+impl TrainOptions {
+    /// Defaults for a model of a few million parameters.
+    pub fn new(corpus: PathBuf, out: PathBuf) -> TrainOptions {
+        TrainOptions {
+            corpus,
+            out,
+            steps: 2000,
+            batch_tokens: 2048,
+            lr: 2e-3,
+            warmup: 100,
+            clip: 1.0,
+            vocab_size: 2048,
+            d_model: 256,
+            n_layers: 4,
+            n_heads: 4,
+            mlp_hidden: 704,
+            max_len: 320,
+            seed: 0,
+            checkpoint_every: 200,
+            time_limit: None,
+            stop_at: None,
+            progress: true,
+        }
+    }
+}
+
+/// What a run did.
+#[derive(Clone, Debug, Serialize, Deserialize, Default)]
+pub struct TrainReport {
+    pub steps: usize,
+    pub parameters: usize,
+    /// Mean loss over the first and the last (up to) 50 steps of the whole training.
+    pub first_loss: f64,
+    pub last_loss: f64,
+    /// Training time of all runs together.
+    pub seconds: f64,
+}
+
+/// What `train_state.json` holds.
+#[derive(Serialize, Deserialize)]
+struct TrainState {
+    step: usize,
+    seconds: f64,
+    /// Loss of every step so far.
+    losses: Vec<f32>,
+    options: TrainOptions,
+}
+
+const STATE_FILE: &str = "train_state.json";
+const OPTIMIZER_FILE: &str = "optimizer.safetensors";
+
+/// Trains (or resumes, when `opts.out` holds a checkpoint) and returns what was done.
+pub fn train(opts: &TrainOptions) -> Result<TrainReport> {
+    validate(opts)?;
+    let device = Device::Cpu;
+    let corpus = Corpus::read(&opts.corpus)?;
+    std::fs::create_dir_all(&opts.out).map_err(|source| TrainError::Io {
+        path: opts.out.clone(),
+        source,
+    })?;
+    let state_path = opts.out.join(STATE_FILE);
+    let resumed: Option<TrainState> = if state_path.is_file() {
+        Some(read_json(&state_path)?)
+    } else {
+        None
+    };
+    let tok_path = opts.out.join("tokenizer.json");
+    let tokenizer = if resumed.is_some() {
+        Tokenizer::from_file(&tok_path).map_err(|e| TrainError::Tokenizer(e.to_string()))?
+    } else {
+        bpe::train_tokenizer(corpus.texts(), opts.vocab_size, &tok_path)?
+    };
+    let encode = |s: &str| -> Result<Vec<u32>> {
+        Ok(tokenizer
+            .encode(s, false)
+            .map_err(|e| TrainError::Tokenizer(e.to_string()))?
+            .get_ids()
+            .to_vec())
+    };
+    let tasks = TaskSet::build(&corpus, opts.max_len, encode)?;
+    let vocab = tokenizer.get_vocab_size(true);
+    // A resumed run keeps the model it started with, whatever shape options it is given now.
+    let shape = resumed.as_ref().map_or(opts, |s| &s.options);
+    let (cfg, cfg_json) = model_config(shape, vocab)?;
+    let mut varmap = VarMap::new();
+    init_vars(&mut varmap, &cfg, shape.seed, &device)?;
+    if resumed.is_some() {
+        varmap.load(opts.out.join("model.safetensors"))?;
+    }
+    let weights = Weights::from_varmap(&varmap, DType::F32, &device, &opts.out);
+    let mut model = LLaDA::new(&cfg, &weights)?;
+    model.set_kernels(Kernels::Differentiable);
+    let vars: HashMap<String, Var> = varmap.data().lock().expect("varmap lock").clone();
+    let parameters = vars.values().map(|v| v.elem_count()).sum();
+    let mut opt = AdamW::new(vars, AdamWParams::default())?;
+    let (mut step, mut seconds, mut losses) = match resumed {
+        Some(s) => {
+            opt.load(&opts.out.join(OPTIMIZER_FILE), s.step as u64, &device)?;
+            (s.step, s.seconds, s.losses)
+        }
+        None => (0, 0.0, Vec::new()),
+    };
+    let bar = progress_bar(opts, step);
+    let started = Instant::now();
+    let base_seconds = seconds;
+    while step < opts.steps {
+        let mut rng = Rng::new(opts.seed ^ (step as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        let batch = tasks.batch(&mut rng, opts.batch_tokens, EOS_ID);
+        let loss = masked_loss(&model, &batch, &mut rng, &device)?;
+        let grads = loss.backward()?;
+        let norm = opt.grad_norm(&grads)?;
+        let scale = if norm > opts.clip {
+            opts.clip / norm
+        } else {
+            1.0
+        };
+        opt.step(&grads, learning_rate(opts, step), scale)?;
+        let value = loss.to_scalar::<f32>()?;
+        if !value.is_finite() {
+            return Err(TrainError::Invalid(format!(
+                "loss became {value} at step {step}; try a lower --lr"
+            )));
+        }
+        losses.push(value);
+        step += 1;
+        seconds = base_seconds + started.elapsed().as_secs_f64();
+        let message = format!(
+            "loss {:.3} · {}",
+            tail_mean(&losses, 50),
+            tasks.tasks[batch.task].name
+        );
+        match &bar {
+            Some(b) if !b.is_hidden() => {
+                b.set_position(step as u64);
+                b.set_message(message);
+            }
+            // Not a terminal (a log file): a plain line now and then instead.
+            Some(_) if step % 50 == 0 || step == opts.steps => {
+                eprintln!("step {step}/{} · {message} · {seconds:.0} s", opts.steps);
+            }
+            _ => {}
+        }
+        let out_of_time = opts.time_limit.is_some_and(|t| started.elapsed() >= t)
+            || opts.stop_at.is_some_and(|s| step >= s);
+        if step % opts.checkpoint_every == 0 || step == opts.steps || out_of_time {
+            let state = TrainState {
+                step,
+                seconds,
+                losses: losses.clone(),
+                options: opts.clone(),
+            };
+            save_checkpoint(opts, &varmap, &cfg_json, &tasks, &opt, &state)?;
+        }
+        if out_of_time {
+            break;
+        }
+    }
+    if let Some(b) = bar {
+        b.finish();
+    }
+    Ok(TrainReport {
+        steps: step,
+        parameters,
+        first_loss: losses.iter().take(50).map(|&l| l as f64).sum::<f64>()
+            / losses.len().clamp(1, 50) as f64,
+        last_loss: tail_mean(&losses, 50),
+        seconds,
+    })
+}
+
+fn validate(o: &TrainOptions) -> Result<()> {
+    let bad = |m: &str| Err(TrainError::Invalid(m.to_string()));
+    if o.steps == 0 || o.batch_tokens == 0 || o.checkpoint_every == 0 {
+        return bad("--steps, --batch-tokens and --checkpoint-every must be positive");
+    }
+    if !(o.lr > 0.0 && o.lr.is_finite()) {
+        return bad("--lr must be a positive number");
+    }
+    if o.n_heads == 0
+        || !o.d_model.is_multiple_of(o.n_heads)
+        || !(o.d_model / o.n_heads).is_multiple_of(2)
+    {
+        return bad("--heads must divide --d-model into heads of even size");
+    }
+    if o.n_layers == 0 || o.mlp_hidden == 0 || o.max_len < 8 {
+        return bad("--layers and --mlp-hidden must be positive, --max-len at least 8");
+    }
+    Ok(())
+}
+
+/// The LLaDA config of the model being trained, and its `config.json`.
+fn model_config(o: &TrainOptions, vocab: usize) -> Result<(Config, serde_json::Value)> {
+    let value = json!({
+        "model_type": "llada",
+        "architectures": ["LLaDAModelLM"],
+        "d_model": o.d_model,
+        "n_layers": o.n_layers,
+        "n_heads": o.n_heads,
+        "n_kv_heads": o.n_heads,
+        "mlp_hidden_size": o.mlp_hidden,
+        "vocab_size": vocab,
+        "embedding_size": vocab,
+        "max_sequence_length": o.max_len,
+        "rope_theta": 10000.0,
+        "rms_norm_eps": 1e-5,
+        "weight_tying": false,
+        "include_bias": false,
+        "block_type": "llama",
+        "layer_norm_type": "rms",
+        "activation_type": "silu",
+        "mask_token_id": MASK_ID,
+        "eos_token_id": EOS_ID,
+    });
+    let cfg: Config = serde_json::from_value(value.clone())
+        .map_err(|e| TrainError::Invalid(format!("model config: {e}")))?;
+    Ok((cfg, value))
+}
+
+/// Creates every weight with its initial value, drawn from `seed` (candle's own generator is
+/// not seeded per run): N(0, 0.02) for matrices, scaled down by sqrt(2 × layers) for the
+/// projections into the residual stream; ones for norm scales.
+fn init_vars(vm: &mut VarMap, cfg: &Config, seed: u64, dev: &Device) -> Result<()> {
+    let (d, h, n) = (cfg.d_model, cfg.hidden(), cfg.logits_size());
+    let residual = 0.02 / (2.0 * cfg.n_layers as f64).sqrt();
+    let mut rng = Rng::new(seed ^ 0x1417_5EED);
+    let t = "model.transformer";
+    // stdev 0 means ones (a norm scale).
+    let mut add = |name: String, shape: &[usize], stdev: f64| -> Result<()> {
+        let count: usize = shape.iter().product();
+        let values: Vec<f32> = if stdev == 0.0 {
+            vec![1.0; count]
+        } else {
+            (0..count)
+                .map(|_| (normal(&mut rng) * stdev) as f32)
+                .collect()
+        };
+        vm.get(shape, &name, Init::Const(0.0), DType::F32, dev)?;
+        vm.set_one(&name, Tensor::from_vec(values, shape, dev)?)?;
+        Ok(())
+    };
+    add(format!("{t}.wte.weight"), &[n, d], 0.02)?;
+    add(format!("{t}.ff_out.weight"), &[n, d], 0.02)?;
+    add(format!("{t}.ln_f.weight"), &[d], 0.0)?;
+    for i in 0..cfg.n_layers {
+        let b = format!("{t}.blocks.{i}");
+        add(format!("{b}.attn_norm.weight"), &[d], 0.0)?;
+        add(format!("{b}.ff_norm.weight"), &[d], 0.0)?;
+        for p in ["q_proj", "k_proj", "v_proj"] {
+            add(format!("{b}.{p}.weight"), &[d, d], 0.02)?;
+        }
+        add(format!("{b}.attn_out.weight"), &[d, d], residual)?;
+        add(format!("{b}.ff_proj.weight"), &[h, d], 0.02)?;
+        add(format!("{b}.up_proj.weight"), &[h, d], 0.02)?;
+        add(format!("{b}.ff_out.weight"), &[d, h], residual)?;
+    }
+    Ok(())
+}
+
+/// A standard normal draw (Box–Muller).
+fn normal(rng: &mut Rng) -> f64 {
+    let (u, v) = (rng.uniform(), rng.uniform());
+    (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
+}
+
+/// Linear warmup, then cosine decay to a tenth of the peak.
+fn learning_rate(o: &TrainOptions, step: usize) -> f64 {
+    if step < o.warmup {
+        return o.lr * (step + 1) as f64 / o.warmup as f64;
+    }
+    let span = (o.steps - o.warmup.min(o.steps)).max(1) as f64;
+    let progress = ((step - o.warmup) as f64 / span).min(1.0);
+    o.lr * (0.1 + 0.9 * 0.5 * (1.0 + (std::f64::consts::PI * progress).cos()))
+}
+
+/// Masks each row's answer region with probability t ~ U(0, 1) and returns the
+/// 1/t-weighted cross-entropy on masked positions, over the number of answer positions.
+pub fn masked_loss(model: &LLaDA, batch: &Batch, rng: &mut Rng, dev: &Device) -> Result<Tensor> {
+    const EPS: f64 = 1e-3;
+    let mut noisy = batch.ids.clone();
+    let (mut picked, mut targets, mut weights) = (Vec::new(), Vec::new(), Vec::new());
+    let mut answer_positions = 0usize;
+    for row in 0..batch.rows {
+        let p = (1.0 - EPS) * rng.uniform() + EPS;
+        let start = row * batch.len + batch.answer_start[row];
+        let end = (row + 1) * batch.len;
+        answer_positions += end - start;
+        for (i, slot) in noisy.iter_mut().enumerate().take(end).skip(start) {
+            if rng.uniform() < p {
+                *slot = MASK_ID;
+                picked.push(i as u32);
+                targets.push(batch.ids[i]);
+                weights.push((1.0 / p) as f32);
+            }
+        }
+    }
+    if picked.is_empty() {
+        let i = batch.answer_start[0];
+        noisy[i] = MASK_ID;
+        picked.push(i as u32);
+        targets.push(batch.ids[i]);
+        weights.push(1.0);
+    }
+    let m = picked.len();
+    let input = Tensor::from_vec(noisy, (batch.rows, batch.len), dev)?;
+    let hidden = model.hidden_states(&input)?;
+    let d = hidden.dim(D::Minus1)?;
+    let rows = hidden
+        .reshape((batch.rows * batch.len, d))?
+        .index_select(&Tensor::from_vec(picked, m, dev)?, 0)?;
+    let logp = candle_nn::ops::log_softmax(&model.logits(&rows)?, D::Minus1)?;
+    let nll = logp
+        .gather(&Tensor::from_vec(targets, (m, 1), dev)?, 1)?
+        .squeeze(1)?
+        .neg()?;
+    let weighted = (nll * Tensor::from_vec(weights, m, dev)?)?.sum_all()?;
+    Ok((weighted / answer_positions.max(1) as f64)?)
+}
+
+fn tail_mean(losses: &[f32], n: usize) -> f64 {
+    let tail = &losses[losses.len().saturating_sub(n)..];
+    tail.iter().map(|&l| l as f64).sum::<f64>() / tail.len().max(1) as f64
+}
+
+fn progress_bar(o: &TrainOptions, step: usize) -> Option<ProgressBar> {
+    if !o.progress {
+        return None;
+    }
+    let bar = ProgressBar::new(o.steps as u64);
+    bar.set_style(
+        ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} ({eta}) {msg}")
+            .expect("valid template")
+            .progress_chars("=> "),
+    );
+    bar.set_position(step as u64);
+    Some(bar)
+}
+
+/// Writes the model folder and the resume state; each file is written beside and renamed,
+/// so an interrupted write never leaves a broken checkpoint.
+fn save_checkpoint(
+    o: &TrainOptions,
+    vm: &VarMap,
+    cfg: &serde_json::Value,
+    tasks: &TaskSet,
+    opt: &AdamW,
+    state: &TrainState,
+) -> Result<()> {
+    let task_map: BTreeMap<&str, &TaskInfo> = tasks
+        .tasks
+        .iter()
+        .map(|t| (t.name.as_str(), &t.info))
+        .collect();
+    let card = json!({
+        "eos_token": bpe::EOS_TOKEN,
+        "mask_token": bpe::MASK_TOKEN,
+        "tasks": task_map,
+        "training": {"steps": state.step, "seconds": state.seconds,
+                     "last_loss": tail_mean(&state.losses, 50)},
+    });
+    let pretty = |v: &serde_json::Value| serde_json::to_string_pretty(v).expect("json");
+    write_atomic(&o.out.join("config.json"), |p| write_text(p, &pretty(cfg)))?;
+    write_atomic(&o.out.join(TASKS_FILE), |p| write_text(p, &pretty(&card)))?;
+    write_atomic(&o.out.join("model.safetensors"), |p| Ok(vm.save(p)?))?;
+    write_atomic(&o.out.join(OPTIMIZER_FILE), |p| opt.save(p))?;
+    let state_json = serde_json::to_string(state).expect("json");
+    write_atomic(&o.out.join(STATE_FILE), |p| write_text(p, &state_json))
+}
+
+fn write_text(path: &Path, text: &str) -> Result<()> {
+    std::fs::write(path, text).map_err(|source| TrainError::Io {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+fn write_atomic(path: &Path, write: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
+    let tmp = path.with_extension("tmp");
+    write(&tmp)?;
+    std::fs::rename(&tmp, path).map_err(|source| TrainError::Io {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T> {
+    let text = std::fs::read_to_string(path).map_err(|source| TrainError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    serde_json::from_str(&text).map_err(|e| TrainError::Corpus {
+        path: path.to_path_buf(),
+        line: e.line(),
+        reason: e.to_string(),
+    })
+}
