@@ -58,6 +58,9 @@ fn run(name: &str, sampler: &dyn Fn() -> Box<dyn Sampler>, max_resamples: u64) -
     for seed in 0..6 {
         let mut opts = GenerateOptions::new(16, seed);
         opts.max_resamples = max_resamples;
+        // With a large budget, no position is retired early either: the model's own
+        // (filtered) tokens make the output.
+        opts.max_rejections_per_position = max_resamples as usize;
         let mut s = sampler();
         let free = generate(model.as_ref(), s.as_mut(), &table, &prompt, &opts, None).unwrap();
         let mut ck = checker();
