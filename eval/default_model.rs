@@ -84,24 +84,8 @@ fn main() {
 
 fn cases(domain: &str, n: usize) -> Vec<Case> {
     match domain {
-        "smiles" => (0..n as u64)
-            .map(|seed| Case {
-                task: tasks::SMILES,
-                spec: "smiles".into(),
-                prompt: tasks::smiles_prompt(),
-                schema: None,
-                seed,
-            })
-            .collect(),
-        "cpp" => (0..n as u64)
-            .map(|seed| Case {
-                task: tasks::CPP,
-                spec: "cpp".into(),
-                prompt: tasks::cpp_prompt(),
-                schema: None,
-                seed,
-            })
-            .collect(),
+        "smiles" => seeds(tasks::SMILES, tasks::smiles_prompt(), n),
+        "cpp" => seeds(tasks::CPP, tasks::cpp_prompt(), n),
         "json" => schemas(n)
             .into_iter()
             .enumerate()
@@ -115,6 +99,19 @@ fn cases(domain: &str, n: usize) -> Vec<Case> {
             .collect(),
         d => panic!("unknown domain {d}"),
     }
+}
+
+/// `n` generations of a task with one prompt (its grammar is named as the task), seeds 0..n.
+fn seeds(task: &'static str, prompt: String, n: usize) -> Vec<Case> {
+    (0..n as u64)
+        .map(|seed| Case {
+            task,
+            spec: task.into(),
+            prompt: prompt.clone(),
+            schema: None,
+            seed,
+        })
+        .collect()
 }
 
 /// The first `n` JSONSchemaBench schemas of the kind the model was trained on (compiled in
