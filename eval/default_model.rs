@@ -5,6 +5,9 @@
 //!
 //! `cargo run --release --example eval_default -- [N] [smiles,json,cpp=30]`
 
+#[path = "../tests/schema_support/mod.rs"]
+mod schema_support;
+
 use std::io::Write;
 use std::time::{Duration, Instant};
 
@@ -115,20 +118,14 @@ fn seeds(task: &'static str, prompt: String, n: usize) -> Vec<Case> {
 }
 
 /// The first `n` JSONSchemaBench schemas of the kind the model was trained on (compiled in
-/// strict mode, prompt of at most 600 bytes), written to `target/eval_schemas/`.
+/// strict mode, prompt of at most `MAX_JSON_PROMPT` bytes), written to `target/eval_schemas/`.
 fn schemas(n: usize) -> Vec<(String, Value)> {
-    let gz = include_bytes!("../tests/data/jsonschemabench.jsonl.gz");
-    let mut text = String::new();
-    std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(&gz[..]), &mut text)
-        .expect("gzip");
     std::fs::create_dir_all("target/eval_schemas").expect("mkdir");
     let mut out = Vec::new();
-    for line in text.lines() {
-        let entry: Value = serde_json::from_str(line).expect("pack line");
-        let schema = entry["content"]["schema"].clone();
-        if tasks::json_prompt(&schema).len() > 600
+    for schema in schema_support::maskbench().into_iter().map(|e| e.schema) {
+        if tasks::json_prompt(&schema).len() > tasks::MAX_JSON_PROMPT
             || compile(&schema, &SchemaOptions::default()).is_err()
-            || schema_oracle(&schema).is_none()
+            || schema_support::oracle(&schema).is_none()
         {
             continue;
         }
@@ -186,7 +183,8 @@ fn oracle(case: &Case, text: &[u8]) -> (bool, bool) {
         }
         tasks::JSON => {
             let ok = serde_json::from_str::<Value>(text).is_ok_and(|v| {
-                schema_oracle(case.schema.as_ref().expect("schema")).is_some_and(|s| s.is_valid(&v))
+                schema_support::oracle(case.schema.as_ref().expect("schema"))
+                    .is_some_and(|s| s.is_valid(&v))
             });
             (ok, false)
         }
@@ -201,13 +199,6 @@ fn oracle(case: &Case, text: &[u8]) -> (bool, bool) {
             (ok, false)
         }
     }
-}
-
-fn schema_oracle(schema: &Value) -> Option<jsonschema::Validator> {
-    jsonschema::options()
-        .should_validate_formats(true)
-        .build(schema)
-        .ok()
 }
 
 fn print_row(domain: &str, constrained: bool, t: &Tally) {

@@ -19,7 +19,6 @@ use lacuna::diffusion::tasks;
 use lacuna::grammar::schema::{compile, SchemaOptions};
 use serde_json::{json, Value};
 
-const MAX_SCHEMA_PROMPT: usize = 600;
 const MAX_INSTANCE: usize = 400;
 
 fn gz_lines(bytes: &[u8]) -> Vec<String> {
@@ -59,7 +58,7 @@ fn main() {
         let content = &entry["content"];
         let schema = &content["schema"];
         let prompt = tasks::json_prompt(schema);
-        if prompt.len() > MAX_SCHEMA_PROMPT {
+        if prompt.len() > tasks::MAX_JSON_PROMPT {
             continue;
         }
         let Ok(compiled) = compile(schema, &SchemaOptions::default()) else {

@@ -51,7 +51,8 @@ fn schema_outputs_follow_their_schema() {
         .into_iter()
         .map(|e| e.schema)
         .filter(|s| {
-            tasks::json_prompt(s).len() <= 600 && compile(s, &SchemaOptions::default()).is_ok()
+            tasks::json_prompt(s).len() <= tasks::MAX_JSON_PROMPT
+                && compile(s, &SchemaOptions::default()).is_ok()
         })
         .take(3)
         .collect();

@@ -36,7 +36,7 @@ mod corpus;
 
 use std::io::Read;
 
-use corpus::Rng;
+use corpus::{moses, Rng};
 use lacuna::canvas::{parse_canvas_line, HoleyText};
 use lacuna::checker::{CheckVerdict, Checker};
 
@@ -50,14 +50,6 @@ fn gunzip(name: &str) -> String {
         .read_to_string(&mut out)
         .unwrap();
     out
-}
-
-/// The first 200,000 SMILES of MOSES (the file's header line dropped).
-fn moses() -> Vec<String> {
-    let text = gunzip("moses_train_head200k.csv.gz");
-    let mut lines = text.lines();
-    assert_eq!(lines.next(), Some("SMILES"));
-    lines.map(str::to_string).collect()
 }
 
 /// (CID, SMILES) of ChEBI-20 validation and test.

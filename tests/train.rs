@@ -2,7 +2,8 @@
 //! from a checkpoint follows the uninterrupted run, the output folder is a LLaDA
 //! checkpoint that `lacuna generate` runs, and bad input is named.
 
-use std::io::{BufRead, BufReader};
+mod corpus;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -15,20 +16,10 @@ fn scratch(tag: &str) -> PathBuf {
     dir
 }
 
-fn moses(n: usize) -> Vec<String> {
-    let gz = include_bytes!("data/moses_train_head200k.csv.gz");
-    BufReader::new(flate2::read::GzDecoder::new(&gz[..]))
-        .lines()
-        .skip(1)
-        .take(n)
-        .map(Result::unwrap)
-        .collect()
-}
-
 /// 300 MOSES SMILES and a few JSON answers, as a corpus file in `dir`.
 fn small_corpus(dir: &Path) -> PathBuf {
     let mut lines = Vec::new();
-    for s in moses(300) {
+    for s in corpus::moses().into_iter().take(300) {
         lines.push(serde_json::json!({"task": "smiles", "prompt": "SMILES:\n", "answer": s}));
     }
     for (i, name) in ["ann", "bob", "cy", "dee", "eve"].iter().enumerate() {

@@ -24,7 +24,13 @@ pub fn read_json<T: DeserializeOwned>(path: &Path) -> Result<T> {
         path: path.to_path_buf(),
         source,
     })?;
-    serde_json::from_str(&text).map_err(|e| json_error(path, &text, e))
+    parse_json(path, &text)
+}
+
+/// Parses JSON `text` into `T`, naming `path` (where the text is, or would be) in errors as
+/// [`read_json`] does.
+pub fn parse_json<T: DeserializeOwned>(path: &Path, text: &str) -> Result<T> {
+    serde_json::from_str(text).map_err(|e| json_error(path, text, e))
 }
 
 fn json_error(path: &Path, text: &str, e: serde_json::Error) -> DiffusionError {
@@ -142,14 +148,8 @@ impl Weights {
         }
         // SAFETY: the files are memory-mapped read-only; like every reader of mmaped
         // checkpoints we rely on them not being modified while the model is alive.
-        let vb =
-            unsafe { VarBuilder::from_mmaped_safetensors(&files, dtype, device) }.map_err(|e| {
-                DiffusionError::Tensor {
-                    path: dir.to_path_buf(),
-                    tensor: "*".into(),
-                    reason: e.to_string(),
-                }
-            })?;
+        let vb = unsafe { VarBuilder::from_mmaped_safetensors(&files, dtype, device) }
+            .map_err(|e| unreadable(dir, e))?;
         Ok(Weights {
             vb,
             dir: dir.to_path_buf(),
@@ -171,20 +171,16 @@ impl Weights {
         }
     }
 
-    /// Weights from a safetensors file held in memory (the embedded default model).
+    /// Weights from a safetensors file held in memory for the program's life (the embedded
+    /// default model), read in place.
     pub fn from_bytes(
-        bytes: Vec<u8>,
+        bytes: &'static [u8],
         dtype: DType,
         device: &Device,
         label: &Path,
     ) -> Result<Weights> {
-        let vb = VarBuilder::from_buffered_safetensors(bytes, dtype, device).map_err(|e| {
-            DiffusionError::Tensor {
-                path: label.to_path_buf(),
-                tensor: "*".into(),
-                reason: e.to_string(),
-            }
-        })?;
+        let vb = VarBuilder::from_slice_safetensors(bytes, dtype, device)
+            .map_err(|e| unreadable(label, e))?;
         Ok(Weights {
             vb,
             dir: label.to_path_buf(),
@@ -265,6 +261,15 @@ impl Weights {
     /// The device tensors are loaded to.
     pub fn device(&self) -> &Device {
         self.vb.device()
+    }
+}
+
+/// Weights at `path` that could not be read as a whole.
+fn unreadable(path: &Path, e: candle_core::Error) -> DiffusionError {
+    DiffusionError::Tensor {
+        path: path.to_path_buf(),
+        tensor: "*".into(),
+        reason: e.to_string(),
     }
 }
 

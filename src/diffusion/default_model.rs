@@ -1,22 +1,22 @@
 //! lacuna's default model, embedded in the binary: a small LLaDA trained by `lacuna train` on
 //! SMILES, schema-conditioned JSON and C++ (see `models/README.md`), so that generation works
-//! on a fresh clone with no download. [`load`] also opens any checkpoint folder, giving the
+//! on a fresh clone with no download. [`load_folder`] opens any checkpoint folder, giving the
 //! same [`LoadedModel`] either way.
 
 use std::path::{Path, PathBuf};
 
 use candle_core::{DType, Device};
 
-use super::checkpoint::Weights;
+use super::checkpoint::{parse_json, Weights};
 use super::error::Result;
 use super::llada::{Config, LLaDA};
 use super::tasks::ModelCard;
 use super::{Model, Tokens};
 
-const CONFIG: &[u8] = include_bytes!("../../models/default/config.json");
+const CONFIG: &str = include_str!("../../models/default/config.json");
 const WEIGHTS: &[u8] = include_bytes!("../../models/default/model.safetensors");
 const TOKENIZER: &[u8] = include_bytes!("../../models/default/tokenizer.json");
-const CARD: &[u8] = include_bytes!("../../models/default/lacuna.json");
+const CARD: &str = include_str!("../../models/default/lacuna.json");
 
 /// A model ready to generate: weights, tokenizer, and the task card if it has one.
 pub struct LoadedModel {
@@ -33,15 +33,11 @@ pub const EMBEDDED: &str = "<embedded default model>";
 /// Loads the embedded default model.
 pub fn load_default(dtype: DType, device: &Device) -> Result<LoadedModel> {
     let label = Path::new(EMBEDDED);
-    let cfg = Config::from_slice(CONFIG, label)?;
-    let weights = Weights::from_bytes(WEIGHTS.to_vec(), dtype, device, label)?;
+    let cfg = Config::from_json(CONFIG, label)?;
+    let weights = Weights::from_bytes(WEIGHTS, dtype, device, label)?;
     let model = LLaDA::new(&cfg, &weights)?;
     let tokens = Tokens::from_bytes(TOKENIZER, None, label)?;
-    let card: ModelCard =
-        serde_json::from_slice(CARD).map_err(|source| super::DiffusionError::Json {
-            path: label.join(ModelCard::FILE),
-            source,
-        })?;
+    let card: ModelCard = parse_json(&label.join(ModelCard::FILE), CARD)?;
     Ok(LoadedModel {
         model: Box::new(model),
         tokens,

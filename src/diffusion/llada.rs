@@ -8,7 +8,7 @@ use std::path::Path;
 use candle_core::{DType, Device, Tensor};
 use serde::{Deserialize, Serialize};
 
-use super::checkpoint::{field_error, read_json, Linear, Weights, CONFIG_FILE};
+use super::checkpoint::{field_error, parse_json, read_json, Linear, Weights, CONFIG_FILE};
 use super::error::Result;
 use super::layers::{Attention, Kernels, RmsNorm, Rotary, SwiGlu};
 use super::{Family, Model};
@@ -86,14 +86,8 @@ impl Config {
     }
 
     /// Parses and validates config JSON held in memory; `dir` names it in errors.
-    pub fn from_slice(json: &[u8], dir: &Path) -> Result<Config> {
-        let path = dir.join(CONFIG_FILE);
-        let cfg: Config =
-            serde_json::from_slice(json).map_err(|e| super::error::DiffusionError::Field {
-                path,
-                field: "?".into(),
-                reason: e.to_string(),
-            })?;
+    pub fn from_json(json: &str, dir: &Path) -> Result<Config> {
+        let cfg: Config = parse_json(&dir.join(CONFIG_FILE), json)?;
         cfg.validate(dir)?;
         Ok(cfg)
     }

@@ -78,6 +78,8 @@ pub struct TaskData {
     pub info: TaskInfo,
     /// (prompt ids, answer ids without EOS).
     pub pairs: Vec<(Vec<u32>, Vec<u32>)>,
+    /// Mean prompt length in tokens, which sizes the task's batches.
+    pub mean_prompt: usize,
 }
 
 /// The tokenized corpus, by task.
@@ -99,8 +101,8 @@ pub struct Batch {
 
 impl TaskSet {
     /// Tokenizes the corpus with `encode`; a task's length covers 99% of its answers plus
-    /// EOS, rounded up to 8, as far as `max_len` leaves room beside the shortest prompt. Longer examples
-    /// are dropped (truncating them would teach invalid outputs).
+    /// EOS, rounded up to 8, as far as `max_len` leaves room beside the shortest prompt.
+    /// Longer examples are dropped (truncating them would teach invalid outputs).
     pub fn build(
         corpus: &Corpus,
         max_len: usize,
@@ -143,7 +145,9 @@ impl TaskSet {
                     "task {name}: no example fits in {max_len} tokens"
                 )));
             }
+            let mean_prompt = pairs.iter().map(|(p, _)| p.len()).sum::<usize>() / pairs.len();
             tasks.push(TaskData {
+                mean_prompt,
                 name: name.to_string(),
                 info: TaskInfo {
                     length,
@@ -162,8 +166,7 @@ impl TaskSet {
     pub fn batch(&self, rng: &mut Rng, tokens: usize, eos: u32) -> Batch {
         let task = (rng.next_u64() % self.tasks.len() as u64) as usize;
         let data = &self.tasks[task];
-        let mean_prompt = data.pairs.iter().map(|(p, _)| p.len()).sum::<usize>() / data.pairs.len();
-        let rows = (tokens / (mean_prompt + data.info.length)).max(1);
+        let rows = (tokens / (data.mean_prompt + data.info.length)).max(1);
         let picks: Vec<&(Vec<u32>, Vec<u32>)> = (0..rows)
             .map(|_| &data.pairs[(rng.next_u64() % data.pairs.len() as u64) as usize])
             .collect();

@@ -21,7 +21,7 @@ use super::adamw::{AdamW, AdamWParams};
 use super::bpe::{self, EOS_ID, MASK_ID};
 use super::corpus::{Batch, Corpus, TaskInfo, TaskSet};
 use super::{Result, TrainError, TASKS_FILE};
-use crate::diffusion::checkpoint::Weights;
+use crate::diffusion::checkpoint::{read_json, Weights};
 use crate::diffusion::layers::Kernels;
 use crate::diffusion::llada::{Config, LLaDA};
 use crate::diffusion::rng::Rng;
@@ -438,17 +438,5 @@ fn write_atomic(path: &Path, write: impl FnOnce(&Path) -> Result<()>) -> Result<
     std::fs::rename(&tmp, path).map_err(|source| TrainError::Io {
         path: path.to_path_buf(),
         source,
-    })
-}
-
-fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T> {
-    let text = std::fs::read_to_string(path).map_err(|source| TrainError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    serde_json::from_str(&text).map_err(|e| TrainError::Corpus {
-        path: path.to_path_buf(),
-        line: e.line(),
-        reason: e.to_string(),
     })
 }

@@ -1,5 +1,6 @@
-//! Shared test support: the real JSON corpora in `tests/data` (JSONSchemaBench and the JSON
-//! Schema Test Suite), read with every instance's original spelling, and hole cutting.
+//! Shared test support: the real corpora in `tests/data` (JSONSchemaBench and the JSON Schema
+//! Test Suite, read with every instance's original spelling; MOSES SMILES), hole cutting, and
+//! a seeded generator.
 
 #![allow(dead_code)]
 
@@ -69,6 +70,14 @@ fn case(name: String, raw: RawCase) -> SchemaCase {
             })
             .collect(),
     }
+}
+
+/// The first 200,000 SMILES of MOSES (the file's header line dropped).
+pub fn moses() -> Vec<String> {
+    let mut all = lines(include_bytes!("../data/moses_train_head200k.csv.gz"));
+    assert_eq!(all.first().map(String::as_str), Some("SMILES"));
+    all.remove(0);
+    all
 }
 
 /// The 2,367 schemas of JSONSchemaBench (`maskbench/data`), in file-name order.
