@@ -93,6 +93,36 @@ fn loss_falls_and_resuming_repeats_the_run() {
 }
 
 #[test]
+fn a_resumed_run_keeps_its_first_shape_across_resumes() {
+    let dir = scratch("shape");
+    let corpus = small_corpus(&dir);
+    let mut first = tiny(corpus, dir.join("model"), 12);
+    first.stop_at = Some(4);
+    assert_eq!(train(&first).unwrap().steps, 4);
+    // Later runs ask for another shape and seed: the checkpoint's own are kept, every time.
+    let mut other = TrainOptions {
+        d_model: 64,
+        n_heads: 4,
+        seed: 9,
+        stop_at: Some(8),
+        ..first.clone()
+    };
+    assert_eq!(train(&other).unwrap().steps, 8);
+    other.stop_at = None;
+    let report = train(&other).unwrap();
+    assert_eq!(report.steps, 12);
+    assert_eq!(report.parameters, {
+        let straight = TrainOptions {
+            out: dir.join("straight"),
+            stop_at: Some(1),
+            ..first
+        };
+        train(&straight).unwrap().parameters
+    });
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
 fn the_trained_folder_is_a_llada_checkpoint_that_generates() {
     let dir = scratch("generate");
     let corpus = small_corpus(&dir);

@@ -102,6 +102,7 @@ struct TrainState {
     seconds: f64,
     /// Loss of every step so far.
     losses: Vec<f32>,
+    /// The first run's options: what defines the run is read back from them on resume.
     options: TrainOptions,
 }
 
@@ -123,11 +124,14 @@ pub fn train(opts: &TrainOptions) -> Result<TrainReport> {
     } else {
         None
     };
+    // A resumed run keeps what defines it (model shape, vocabulary, sequence length, seed)
+    // from its first run, whatever it is given now; steps, learning rate and limits are new.
+    let first = resumed.as_ref().map_or(opts, |s| &s.options).clone();
     let tok_path = opts.out.join("tokenizer.json");
     let tokenizer = if resumed.is_some() {
         Tokenizer::from_file(&tok_path).map_err(|e| TrainError::Tokenizer(e.to_string()))?
     } else {
-        bpe::train_tokenizer(corpus.texts(), opts.vocab_size, &tok_path)?
+        bpe::train_tokenizer(corpus.texts(), first.vocab_size, &tok_path)?
     };
     let encode = |s: &str| -> Result<Vec<u32>> {
         Ok(tokenizer
@@ -136,13 +140,11 @@ pub fn train(opts: &TrainOptions) -> Result<TrainReport> {
             .get_ids()
             .to_vec())
     };
-    let tasks = TaskSet::build(&corpus, opts.max_len, encode)?;
+    let tasks = TaskSet::build(&corpus, first.max_len, encode)?;
     let vocab = tokenizer.get_vocab_size(true);
-    // A resumed run keeps the model it started with, whatever shape options it is given now.
-    let shape = resumed.as_ref().map_or(opts, |s| &s.options);
-    let (cfg, cfg_json) = model_config(shape, vocab)?;
+    let (cfg, cfg_json) = model_config(&first, vocab)?;
     let mut varmap = VarMap::new();
-    init_vars(&mut varmap, &cfg, shape.seed, &device)?;
+    init_vars(&mut varmap, &cfg, first.seed, &device)?;
     if resumed.is_some() {
         varmap.load(opts.out.join("model.safetensors"))?;
     }
@@ -163,7 +165,7 @@ pub fn train(opts: &TrainOptions) -> Result<TrainReport> {
     let started = Instant::now();
     let base_seconds = seconds;
     while step < opts.steps {
-        let mut rng = Rng::new(opts.seed ^ (step as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        let mut rng = Rng::new(first.seed ^ (step as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
         let batch = tasks.batch(&mut rng, opts.batch_tokens, EOS_ID);
         let loss = masked_loss(&model, &batch, &mut rng, &device)?;
         let grads = loss.backward()?;
@@ -206,7 +208,7 @@ pub fn train(opts: &TrainOptions) -> Result<TrainReport> {
                 step,
                 seconds,
                 losses: losses.clone(),
-                options: opts.clone(),
+                options: first.clone(),
             };
             save_checkpoint(opts, &varmap, &cfg_json, &tasks, &opt, &state)?;
         }
