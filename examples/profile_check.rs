@@ -1,4 +1,4 @@
-//! Per-canvas timing of the checker, split into lexing (text with holes → minimal lexeme DFA)
+//! Per-canvas timing of the checker, split into lexing (text with holes → lexeme automaton)
 //! and the emptiness search, to see where a check's time goes. `warm` is the fastest of REPS
 //! checks with a warm checker (the least disturbed by other work on the machine); `lex` and
 //! `search` are means.
@@ -54,14 +54,14 @@ fn main() {
         let t = Instant::now();
         let mut dfa = None;
         for _ in 0..reps {
-            dfa = pt.lexer.dfa(&holey).ok();
+            dfa = pt.lexer.automaton(&holey).ok();
         }
         let lex = t.elapsed().as_secs_f64() * 1e6 / reps as f64;
         let mut search = 0.0;
         if let Some(dfa) = dfa {
             let t = Instant::now();
             for _ in 0..reps {
-                pt.searcher.search(&pt.normal, &dfa, DEFAULT_BUDGET);
+                pt.searcher.decide(&pt.normal, &dfa, DEFAULT_BUDGET);
             }
             search = t.elapsed().as_secs_f64() * 1e6 / reps as f64;
         }

@@ -18,7 +18,7 @@ use crate::intersect::{Edge, LexemeDfa, Searcher, Verdict, DEFAULT_BUDGET};
 use crate::lexicon::{Lexeme, LexiconError};
 
 /// The answer for one canvas.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CheckVerdict {
     Completable,
@@ -110,9 +110,9 @@ impl Checker {
     /// [`Checker::check`] on text with holes.
     pub fn check_text(&mut self, text: &HoleyText) -> Check {
         let t0 = Instant::now();
-        let (verdict, dfa_states) = match self.lexer.dfa(text) {
+        let (verdict, dfa_states) = match self.lexer.automaton(text) {
             Err(_) => (CheckVerdict::Unknown, 0),
-            Ok(dfa) => (self.search(&dfa), dfa.num_states()),
+            Ok(dfa) => (self.search(&dfa, false), dfa.num_states()),
         };
         Check {
             verdict,
@@ -122,13 +122,26 @@ impl Checker {
         }
     }
 
+    /// Empties what the checker keeps by chunk text between checks (to bound memory, or to
+    /// measure checks of unseen canvases); what it knows of its grammar stays.
+    pub fn forget_chunks(&mut self) {
+        self.lexer.forget_chunks();
+    }
+
     /// Whether a complete text is a word of the grammar.
     pub fn accepts(&mut self, text: &[u8]) -> bool {
         self.check_text(&HoleyText::solid(text)).verdict == CheckVerdict::Completable
     }
 
-    fn search(&mut self, dfa: &LexemeDfa) -> CheckVerdict {
-        match self.searcher.search(&self.normal, dfa, self.budgets.search) {
+    /// The verdict on `dfa`; with `witness`, the searcher keeps a cheapest one.
+    fn search(&mut self, dfa: &LexemeDfa, witness: bool) -> CheckVerdict {
+        let budget = self.budgets.search;
+        let verdict = if witness {
+            self.searcher.search(&self.normal, dfa, budget)
+        } else {
+            self.searcher.decide(&self.normal, dfa, budget)
+        };
+        match verdict {
             Verdict::NonEmpty => CheckVerdict::Completable,
             Verdict::Empty => CheckVerdict::NotCompletable,
             Verdict::Unknown => CheckVerdict::Unknown,
@@ -144,8 +157,11 @@ impl Checker {
 
     /// [`Checker::complete`] on text with holes.
     pub fn complete_text(&mut self, text: &HoleyText) -> Result<Option<Vec<u8>>, CompletionError> {
-        let dfa = self.lexer.dfa(text).map_err(|_| CompletionError::Budget)?;
-        match self.search(&dfa) {
+        let dfa = self
+            .lexer
+            .automaton(text)
+            .map_err(|_| CompletionError::Budget)?;
+        match self.search(&dfa, true) {
             CheckVerdict::NotCompletable => return Ok(None),
             CheckVerdict::Unknown => return Err(CompletionError::Budget),
             CheckVerdict::Completable => {}
@@ -182,7 +198,7 @@ impl Checker {
         };
         let dfa = chain_dfa(&tokens);
         self.searcher
-            .search(&self.normal, &dfa, self.budgets.search)
+            .decide(&self.normal, &dfa, self.budgets.search)
             == Verdict::NonEmpty
     }
 }

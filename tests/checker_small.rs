@@ -6,7 +6,8 @@
 use lacuna::canvas::HoleyText;
 use lacuna::checker::{CheckVerdict, Checker};
 use lacuna::grammar::earley::Recognizer;
-use lacuna::grammar::{Grammar, GrammarBuilder, Pattern, Symbol};
+use lacuna::grammar::{Grammar, GrammarBuilder, Pattern, Symbol, TerminalId};
+use lacuna::holey::{HoleyLexer, LexLimits};
 use lacuna::lexicon::{Lexeme, Lexicon};
 use proptest::prelude::*;
 
@@ -236,6 +237,25 @@ fn comments_in_holes() {
     assert_eq!(verify(&["1", "}2"]), CheckVerdict::Completable);
 }
 
+/// A comment that a hole opens may run through the next chunk into the next hole: the search
+/// automaton has an ε-edge from one hole to the next, and the checker follows it.
+#[test]
+fn a_comment_may_run_from_hole_to_hole() {
+    let g = expr_grammar();
+    let mut lexer = HoleyLexer::new(&g, LexLimits::default()).unwrap();
+    // `1+{ab}2`: the comment opens in the first hole and closes in the second.
+    let text = holey(&["1+", "ab", "2"]);
+    assert!(lexer.automaton(&text).unwrap().has_epsilons());
+    assert_eq!(verify(&["1+", "ab", "2"]), CheckVerdict::Completable);
+    // A third hole, empty or not, changes nothing.
+    assert_eq!(verify(&["1+", "ab", "", "2"]), CheckVerdict::Completable);
+    // Chunk text a comment cannot hold (`(`) gives no ε-edge.
+    assert!(!lexer
+        .automaton(&holey(&["1+", "a(", "2"]))
+        .unwrap()
+        .has_epsilons());
+}
+
 fn arb_canvas() -> impl Strategy<Value = Vec<String>> {
     let chunk = prop::collection::vec(prop::sample::select(b"1a+( )w[]{}".to_vec()), 0..5)
         .prop_map(|v| String::from_utf8(v).unwrap());
@@ -262,5 +282,39 @@ proptest! {
     fn checker_agrees_with_brute_force(parts in arb_canvas()) {
         let refs: Vec<&str> = parts.iter().map(|s| s.as_str()).collect();
         verify(&refs);
+    }
+
+    /// Two constructions of a canvas's lexeme language: the automaton the checker searches
+    /// (nondeterministic, with ε-edges) and the minimal DFA of the subset construction. They
+    /// must accept the same lexeme sequences.
+    #[test]
+    fn search_automaton_and_minimal_dfa_agree(
+        chunks in prop::collection::vec(
+            prop::collection::vec(prop::sample::select(b"1a+( )w[]{}".to_vec()), 0..4),
+            1..=4,
+        )
+    ) {
+        let g = expr_grammar();
+        let mut lexer = HoleyLexer::new(&g, LexLimits::default()).unwrap();
+        let text = HoleyText { chunks };
+        let nfa = lexer.automaton(&text).unwrap();
+        let dfa = lexer.dfa(&text).unwrap();
+        let terminals: Vec<TerminalId> =
+            (0..g.terminals().len() as u32).map(TerminalId).collect();
+        let mut words: Vec<Vec<TerminalId>> = vec![vec![]];
+        for _ in 0..4 {
+            for w in words.clone() {
+                for &t in &terminals {
+                    let mut longer = w.clone();
+                    longer.push(t);
+                    words.push(longer);
+                }
+            }
+            words.sort();
+            words.dedup();
+        }
+        for w in &words {
+            prop_assert_eq!(nfa.accepts(w), dfa.accepts(w), "{:?} on {:?}", w, text);
+        }
     }
 }

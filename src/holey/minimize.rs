@@ -7,7 +7,7 @@
 
 use hashbrown::{HashMap, HashSet};
 
-use super::build::RawDfa;
+use super::subset::RawDfa;
 use crate::grammar::TerminalId;
 use crate::intersect::{Edge, LexemeDfa};
 

@@ -11,9 +11,11 @@
 //! The configuration graph and hole summaries are cached in a [`HoleyLexer`] across calls, so
 //! the per-check work is proportional to the canvas text, not to the lexicon.
 
-mod build;
 pub mod config;
 mod minimize;
+mod nfa;
+mod subset;
+mod walker;
 
 use crate::canvas::HoleyText;
 use crate::grammar::Grammar;
@@ -46,7 +48,8 @@ pub struct HoleyLexer {
     table: ConfigTable,
     min_cost: Vec<u32>,
     limits: LexLimits,
-    flows: build::FlowCache,
+    flows: walker::FlowCache,
+    hole_outs: nfa::HoleOutCache,
 }
 
 impl HoleyLexer {
@@ -59,7 +62,8 @@ impl HoleyLexer {
             table,
             min_cost,
             limits,
-            flows: build::FlowCache::default(),
+            flows: walker::FlowCache::default(),
+            hole_outs: nfa::HoleOutCache::default(),
         })
     }
 
@@ -72,9 +76,23 @@ impl HoleyLexer {
         (&self.lexicon, &mut self.table)
     }
 
+    /// An automaton (nondeterministic, trimmed) of all lexings of all fillings of `text`: the
+    /// one the checker searches. See [`nfa`] for why it is not the DFA.
+    pub fn automaton(&mut self, text: &HoleyText) -> Result<LexemeDfa, TooLarge> {
+        nfa::build(
+            &self.lexicon,
+            &mut self.table,
+            text,
+            &self.min_cost,
+            self.limits.max_dfa_states,
+            &mut self.flows,
+            &mut self.hole_outs,
+        )
+    }
+
     /// The minimal DFA of all lexings of all fillings of `text`.
     pub fn dfa(&mut self, text: &HoleyText) -> Result<LexemeDfa, TooLarge> {
-        let raw = build::determinize(
+        let raw = subset::determinize(
             &self.lexicon,
             &mut self.table,
             text,
@@ -83,6 +101,13 @@ impl HoleyLexer {
             &mut self.flows,
         )?;
         Ok(minimize::minimize(&raw))
+    }
+
+    /// Empties the caches kept by chunk text (hole flows and hole members' edges); the
+    /// grammar's configurations and hole sets stay.
+    pub fn forget_chunks(&mut self) {
+        self.flows = walker::FlowCache::default();
+        self.hole_outs = nfa::HoleOutCache::default();
     }
 
     /// Number of distinct lexer configurations seen so far.

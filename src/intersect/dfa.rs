@@ -1,9 +1,10 @@
 //! The finite automaton over lexemes that the emptiness search intersects with the grammar.
 //!
 //! Its alphabet is the grammar's terminal ids. Each edge carries a cost, the price of using it
-//! in a witness (for a hole DFA: how much text the lexeme adds), so the search can prefer
-//! cheap witnesses. The search does not need determinism, so none is required here; the hole
-//! DFA that the checker builds happens to be deterministic and minimal.
+//! in a witness (for a canvas: how much text the lexeme adds), so the search can prefer cheap
+//! witnesses. The search does not need determinism, so none is required here, and ε-edges are
+//! allowed: the automaton the checker builds is nondeterministic (see [`crate::holey`]), with
+//! ε-edges where a hole's content may run on into the next hole (inside a comment, say).
 
 use thiserror::Error;
 
@@ -46,6 +47,9 @@ pub struct LexemeDfa {
     /// Edge indices sorted by terminal, with `terminal_offsets[t]..terminal_offsets[t+1]`.
     edges_by_terminal: Vec<u32>,
     terminal_offsets: Vec<u32>,
+    /// ε-successors of state q: `eps_targets[eps_offsets[q]..eps_offsets[q + 1]]`.
+    eps_offsets: Vec<u32>,
+    eps_targets: Vec<StateId>,
 }
 
 impl LexemeDfa {
@@ -55,6 +59,17 @@ impl LexemeDfa {
         start: StateId,
         accepting: &[StateId],
         edges: Vec<Edge>,
+    ) -> Result<Self, DfaError> {
+        Self::with_epsilons(num_states, start, accepting, edges, &[])
+    }
+
+    /// Builds the automaton with ε-edges `(from, to)` as well.
+    pub fn with_epsilons(
+        num_states: usize,
+        start: StateId,
+        accepting: &[StateId],
+        edges: Vec<Edge>,
+        epsilons: &[(StateId, StateId)],
     ) -> Result<Self, DfaError> {
         if num_states == 0 {
             return Err(DfaError::NoStates);
@@ -78,6 +93,21 @@ impl LexemeDfa {
         for e in &edges {
             check(e.from)?;
             check(e.to)?;
+        }
+        let mut eps_offsets = vec![0u32; num_states + 1];
+        for &(from, to) in epsilons {
+            check(from)?;
+            check(to)?;
+            eps_offsets[from as usize + 1] += 1;
+        }
+        for i in 0..num_states {
+            eps_offsets[i + 1] += eps_offsets[i];
+        }
+        let mut fill = eps_offsets.clone();
+        let mut eps_targets = vec![0; epsilons.len()];
+        for &(from, to) in epsilons {
+            eps_targets[fill[from as usize] as usize] = to;
+            fill[from as usize] += 1;
         }
         let num_terminals = edges
             .iter()
@@ -104,7 +134,38 @@ impl LexemeDfa {
             edges,
             edges_by_terminal,
             terminal_offsets,
+            eps_offsets,
+            eps_targets,
         })
+    }
+
+    /// The states one ε-edge leads to from `q`.
+    pub fn epsilon_successors(&self, q: StateId) -> &[StateId] {
+        let (a, b) = (
+            self.eps_offsets[q as usize],
+            self.eps_offsets[q as usize + 1],
+        );
+        &self.eps_targets[a as usize..b as usize]
+    }
+
+    /// Whether the automaton has ε-edges.
+    pub fn has_epsilons(&self) -> bool {
+        !self.eps_targets.is_empty()
+    }
+
+    /// Adds to `set` every state its members reach by ε-edges.
+    fn close(&self, set: &mut [bool]) {
+        let mut stack: Vec<StateId> = (0..self.num_states as StateId)
+            .filter(|&q| set[q as usize])
+            .collect();
+        while let Some(q) = stack.pop() {
+            for &r in self.epsilon_successors(q) {
+                if !set[r as usize] {
+                    set[r as usize] = true;
+                    stack.push(r);
+                }
+            }
+        }
     }
 
     pub fn num_states(&self) -> usize {
@@ -144,6 +205,7 @@ impl LexemeDfa {
     pub fn accepts(&self, word: &[TerminalId]) -> bool {
         let mut current = vec![false; self.num_states];
         current[self.start as usize] = true;
+        self.close(&mut current);
         for &t in word {
             let mut next = vec![false; self.num_states];
             for &i in self.edges_of_terminal(t) {
@@ -152,6 +214,7 @@ impl LexemeDfa {
                     next[e.to as usize] = true;
                 }
             }
+            self.close(&mut next);
             current = next;
         }
         (0..self.num_states).any(|q| current[q] && self.accepting[q])

@@ -6,7 +6,9 @@
 //! sequence the automaton accepts. A witness (the edges of one such sequence, cheapest first)
 //! is what the completion is built from.
 
+mod anchors;
 mod dfa;
+mod items;
 mod search;
 
 pub use dfa::{DfaError, Edge, LexemeDfa, StateId, MAX_STATES};

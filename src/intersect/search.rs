@@ -14,6 +14,11 @@
 //! start item settled, `(q0, S, f)` with f accepting, carries a cheapest witness, and the
 //! recorded back-pointers form an acyclic derivation from which the witness is read.
 //!
+//! ε-edges of the automaton are followed on the right: a settled `(p, X, q)` with an ε-edge
+//! `q → q'` gives `(p, X, q')`, which covers every ε-edge inside a path; an item that starts in
+//! a state the start reaches by ε-edges gives the same item from the start, which covers those
+//! at the beginning.
+//!
 //! Every candidate considered costs one unit of a work budget; when the budget runs out the
 //! answer is [`Verdict::Unknown`], never a guess.
 
@@ -21,9 +26,10 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use hashbrown::HashMap;
-use smallvec::SmallVec;
 
+use super::anchors::AnchoredLists;
 use super::dfa::{LexemeDfa, StateId};
+use super::items::{ItemTable, Offer, MAX_COST};
 use crate::grammar::normalize::context::Context;
 use crate::grammar::{NonterminalId, NormalGrammar, TerminalId};
 
@@ -74,13 +80,6 @@ enum Back {
     Binary(ItemKey, ItemKey),
 }
 
-#[derive(Copy, Clone, Debug)]
-struct Slot {
-    cost: u32,
-    settled: bool,
-    back: Back,
-}
-
 /// An item `(p, A, q)` packed into 64 bits: A (24 bits), p (20 bits), q (20 bits).
 type ItemKey = u64;
 
@@ -98,24 +97,21 @@ fn unkey(k: ItemKey) -> (StateId, NonterminalId, StateId) {
     )
 }
 
-/// `(A, state)` packed, for the start and end tables.
-#[inline]
-fn anchor(a: NonterminalId, s: StateId) -> u64 {
-    ((a.0 as u64) << 20) | s as u64
-}
-
 /// The largest number of nonterminals an item key can hold.
 pub const MAX_NONTERMINALS: usize = 1 << 24;
 
 /// A reusable search workspace. Keeping one per checker avoids re-allocating the tables on
-/// every check; [`Searcher::witness`] reads the derivation left by the last search.
+/// every check; [`Searcher::witness`] reads the derivation left by the last
+/// [`Searcher::search`] ([`Searcher::decide`] keeps none, and is faster for it).
 #[derive(Default)]
 pub struct Searcher {
-    items: HashMap<ItemKey, Slot>,
+    items: ItemTable,
+    /// How each item's best derivation so far was made; kept only when a witness is wanted.
+    backs: Option<HashMap<ItemKey, Back>>,
     /// For settled `(p, A, q)`: `(A, p)` → list of `(q, cost)`.
-    by_start: HashMap<u64, SmallVec<[(StateId, u32); 4]>>,
+    by_start: AnchoredLists,
     /// For settled `(p, A, q)`: `(A, q)` → list of `(p, cost)`.
-    by_end: HashMap<u64, SmallVec<[(StateId, u32); 4]>>,
+    by_end: AnchoredLists,
     queue: CostQueue,
     filter: ContextFilter,
     goal: Option<ItemKey>,
@@ -126,7 +122,8 @@ pub struct Searcher {
 /// The items found but not yet settled, with their cost: where a derivation offers an item a
 /// cheaper cost, the caller updates its slot and pushes it again.
 struct Frontier<'a> {
-    items: &'a mut HashMap<ItemKey, Slot>,
+    items: &'a mut ItemTable,
+    backs: &'a mut Option<HashMap<ItemKey, Back>>,
     queue: &'a mut CostQueue,
     work: &'a mut u64,
     budget: u64,
@@ -135,13 +132,16 @@ struct Frontier<'a> {
 }
 
 /// The automaton's side of the context filter (see [`crate::grammar::normalize::context`]):
-/// for each state, the terminals that can be read into it and out of it, as bitsets.
+/// for each state, the terminals that can be read into it and out of it, as bitsets. Through
+/// ε-edges: a state reads in what its ε-predecessors read in, reads out what its ε-successors
+/// read out, and counts as the start (as accepting) where the start reaches it (it reaches an
+/// accepting state) by ε-edges.
 #[derive(Default)]
 struct ContextFilter {
     words: usize,
     into: Vec<u64>,
     out_of: Vec<u64>,
-    start: StateId,
+    at_start: Vec<bool>,
     accepting: Vec<bool>,
 }
 
@@ -160,8 +160,37 @@ impl ContextFilter {
                 self.out_of[e.from as usize * words + t / 64] |= 1 << (t % 64);
             }
         }
-        self.start = dfa.start();
+        self.at_start = vec![false; n];
+        self.at_start[dfa.start() as usize] = true;
         self.accepting = (0..n as StateId).map(|q| dfa.is_accepting(q)).collect();
+        if dfa.has_epsilons() {
+            self.follow_epsilons(dfa);
+        }
+    }
+
+    /// Propagates the sets along ε-edges to a fixpoint (ε-edges are few).
+    fn follow_epsilons(&mut self, dfa: &LexemeDfa) {
+        let w = self.words;
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for p in 0..dfa.num_states() {
+                for &q in dfa.epsilon_successors(p as StateId) {
+                    let q = q as usize;
+                    for i in 0..w {
+                        let into = self.into[q * w + i] | self.into[p * w + i];
+                        let out = self.out_of[p * w + i] | self.out_of[q * w + i];
+                        changed |= into != self.into[q * w + i] || out != self.out_of[p * w + i];
+                        self.into[q * w + i] = into;
+                        self.out_of[p * w + i] = out;
+                    }
+                    changed |= (self.at_start[p] && !self.at_start[q])
+                        || (self.accepting[q] && !self.accepting[p]);
+                    self.at_start[q] |= self.at_start[p];
+                    self.accepting[p] |= self.accepting[q];
+                }
+            }
+        }
     }
 
     /// Whether item `(p, A, q)` can be part of an accepted derivation, judged by the terminals
@@ -173,8 +202,7 @@ impl ContextFilter {
         let meets = |states: &[u64], s: usize, sets: &[u64]| {
             (0..w).any(|i| states[s * w + i] & sets[a * w + i] != 0)
         };
-        let left =
-            (p == self.start as usize && cx.can_start[a]) || meets(&self.into, p, &cx.precede);
+        let left = (self.at_start[p] && cx.can_start[a]) || meets(&self.into, p, &cx.precede);
         let right = (self.accepting[q] && cx.can_end[a]) || meets(&self.out_of, q, &cx.follow);
         left && right
     }
@@ -192,22 +220,12 @@ impl Frontier<'_> {
         if !self.filter.admits(self.context, p, a, q) {
             return Ok(());
         }
-        match self.items.entry(k) {
-            hashbrown::hash_map::Entry::Vacant(v) => {
-                v.insert(Slot {
-                    cost,
-                    back,
-                    settled: false,
-                });
-            }
-            hashbrown::hash_map::Entry::Occupied(mut o) => {
-                let slot = o.get_mut();
-                if slot.settled || slot.cost <= cost {
-                    return Ok(());
-                }
-                slot.cost = cost;
-                slot.back = back;
-            }
+        let cost = cost.min(MAX_COST);
+        if self.items.offer(p, a, q, cost) == Offer::Refused {
+            return Ok(());
+        }
+        if let Some(backs) = self.backs {
+            backs.insert(k, back);
         }
         self.queue.push(cost, k);
         Ok(())
@@ -270,9 +288,31 @@ impl Searcher {
         self.stats
     }
 
-    /// Decides whether `grammar` and `dfa` share a word, spending at most `budget` units.
+    /// Decides whether `grammar` and `dfa` share a word, spending at most `budget` units, and
+    /// keeps a cheapest witness for [`Searcher::witness`].
     pub fn search(&mut self, grammar: &NormalGrammar, dfa: &LexemeDfa, budget: u64) -> Verdict {
-        self.reset(budget);
+        self.run(grammar, dfa, budget, true)
+    }
+
+    /// [`Searcher::search`] without the witness: the same verdict, with less bookkeeping.
+    pub fn decide(&mut self, grammar: &NormalGrammar, dfa: &LexemeDfa, budget: u64) -> Verdict {
+        self.run(grammar, dfa, budget, false)
+    }
+
+    fn run(
+        &mut self,
+        grammar: &NormalGrammar,
+        dfa: &LexemeDfa,
+        budget: u64,
+        witness: bool,
+    ) -> Verdict {
+        self.reset(budget, witness);
+        self.by_start
+            .reset(grammar.num_nonterminals(), dfa.num_states());
+        self.by_end
+            .reset(grammar.num_nonterminals(), dfa.num_states());
+        self.items
+            .reset(grammar.num_nonterminals(), dfa.num_states());
         self.filter.reset(dfa, grammar.context().words);
         if grammar.num_nonterminals() > MAX_NONTERMINALS {
             return Verdict::Unknown;
@@ -282,28 +322,28 @@ impl Searcher {
         }
         let start = grammar.start();
         while let Some((cost, k)) = self.queue.pop() {
-            let slot = self.items.get_mut(&k).expect("queued items have slots");
-            if slot.settled || slot.cost != cost {
+            let (p, x, q) = unkey(k);
+            if !self.items.settle(p, x, q, cost) {
                 continue;
             }
-            slot.settled = true;
             self.stats.settled += 1;
-            let (p, x, q) = unkey(k);
             if x == start && p == dfa.start() && dfa.is_accepting(q) {
                 self.goal = Some(k);
                 return Verdict::NonEmpty;
             }
-            if self.extend(grammar, p, x, q, cost).is_err() {
+            if self.extend(grammar, dfa, p, x, q, cost).is_err() {
                 return Verdict::Unknown;
             }
         }
         Verdict::Empty
     }
 
-    fn reset(&mut self, budget: u64) {
-        self.items.clear();
-        self.by_start.clear();
-        self.by_end.clear();
+    fn reset(&mut self, budget: u64, witness: bool) {
+        match (&mut self.backs, witness) {
+            (Some(b), true) => b.clear(),
+            (b, true) => *b = Some(HashMap::new()),
+            (b, false) => *b = None,
+        }
         self.queue.clear();
         self.goal = None;
         self.stats = SearchStats::default();
@@ -314,6 +354,7 @@ impl Searcher {
     fn seed(&mut self, grammar: &NormalGrammar, dfa: &LexemeDfa) -> Result<(), OutOfBudget> {
         let mut f = Frontier {
             items: &mut self.items,
+            backs: &mut self.backs,
             queue: &mut self.queue,
             work: &mut self.stats.work,
             budget: self.budget,
@@ -337,6 +378,7 @@ impl Searcher {
     fn extend(
         &mut self,
         grammar: &NormalGrammar,
+        dfa: &LexemeDfa,
         p: StateId,
         x: NonterminalId,
         q: StateId,
@@ -344,13 +386,11 @@ impl Searcher {
     ) -> Result<(), OutOfBudget> {
         let k = key(p, x, q);
         // Index before combining, so that `A → X X` can join the item with itself.
-        self.by_start
-            .entry(anchor(x, p))
-            .or_default()
-            .push((q, cost));
-        self.by_end.entry(anchor(x, q)).or_default().push((p, cost));
+        self.by_start.push(x, p, q, cost);
+        self.by_end.push(x, q, p, cost);
         let Searcher {
             items,
+            backs,
             by_start,
             by_end,
             queue,
@@ -361,6 +401,7 @@ impl Searcher {
         } = self;
         let mut f = Frontier {
             items,
+            backs,
             queue,
             work: &mut stats.work,
             budget: *budget,
@@ -371,10 +412,7 @@ impl Searcher {
             f.relax(key(p, a, q), cost, Back::Unit(k))?;
         }
         for &(a, c) in grammar.as_left_child(x) {
-            let Some(rights) = by_start.get(&anchor(c, q)) else {
-                continue;
-            };
-            for &(r, rc) in rights {
+            for (r, rc) in by_start.list(c, q) {
                 f.relax(
                     key(p, a, r),
                     cost.saturating_add(rc),
@@ -383,10 +421,7 @@ impl Searcher {
             }
         }
         for &(a, b) in grammar.as_right_child(x) {
-            let Some(lefts) = by_end.get(&anchor(b, p)) else {
-                continue;
-            };
-            for &(o, lc) in lefts {
+            for (o, lc) in by_end.list(b, p) {
                 f.relax(
                     key(o, a, q),
                     lc.saturating_add(cost),
@@ -394,17 +429,25 @@ impl Searcher {
                 )?;
             }
         }
+        for &q2 in dfa.epsilon_successors(q) {
+            f.relax(key(p, x, q2), cost, Back::Unit(k))?;
+        }
+        if p != dfa.start() && f.filter.at_start[p as usize] {
+            f.relax(key(dfa.start(), x, q), cost, Back::Unit(k))?;
+        }
         Ok(())
     }
 
     /// The witness of the last search, if it answered [`Verdict::NonEmpty`].
     pub fn witness(&self) -> Option<Witness> {
         let goal = self.goal?;
-        let cost = self.items[&goal].cost as u64;
+        let backs = self.backs.as_ref()?;
+        let (p, a, q) = unkey(goal);
+        let cost = self.items.cost(p, a, q)? as u64;
         let mut edges = Vec::new();
         let mut stack = vec![goal];
         while let Some(k) = stack.pop() {
-            match self.items[&k].back {
+            match backs[&k] {
                 Back::Terminal(e) => edges.push(e),
                 Back::Epsilon => {}
                 Back::Unit(child) => stack.push(child),

@@ -50,8 +50,8 @@ pub fn arb_grammar(max_nts: usize) -> impl Strategy<Value = Grammar> {
         .prop_filter_map("start derives nothing", |rules| build_grammar(&rules))
 }
 
-/// Random automata over a, b, c (nondeterministic ones too) with up to `max_states` states and
-/// edge costs 0..=3.
+/// Random automata over a, b, c (nondeterministic ones too) with up to `max_states` states,
+/// edge costs 0..=3, and a few ε-edges.
 pub fn arb_dfa(max_states: usize) -> impl Strategy<Value = LexemeDfa> {
     (1..=max_states).prop_flat_map(|n| {
         let edge =
@@ -65,17 +65,54 @@ pub fn arb_dfa(max_states: usize) -> impl Strategy<Value = LexemeDfa> {
             prop::collection::vec(edge, 0..=3 * n + 2),
             prop::collection::vec(0..n as u32, 0..=n),
             0..n as u32,
+            prop::collection::vec((0..n as u32, 0..n as u32), 0..=n / 2 + 1),
         )
-            .prop_map(move |(edges, accepting, start)| {
-                LexemeDfa::new(n, start, &accepting, edges).expect("valid by construction")
+            .prop_map(move |(edges, accepting, start, epsilons)| {
+                LexemeDfa::with_epsilons(n, start, &accepting, edges, &epsilons)
+                    .expect("valid by construction")
             })
     })
+}
+
+/// The states `from` reaches by ε-edges (itself included).
+pub fn epsilon_closure(d: &LexemeDfa, from: u32) -> Vec<u32> {
+    let mut seen = vec![from];
+    let mut i = 0;
+    while i < seen.len() {
+        for &r in d.epsilon_successors(seen[i]) {
+            if !seen.contains(&r) {
+                seen.push(r);
+            }
+        }
+        i += 1;
+    }
+    seen
+}
+
+/// The same language without ε-edges, by the textbook construction: a state takes the edges
+/// and the acceptance of every state its ε-closure holds.
+pub fn without_epsilons(d: &LexemeDfa) -> LexemeDfa {
+    let n = d.num_states();
+    let mut edges = Vec::new();
+    let mut accepting = Vec::new();
+    for p in 0..n as u32 {
+        for r in epsilon_closure(d, p) {
+            if d.is_accepting(r) && !accepting.contains(&p) {
+                accepting.push(p);
+            }
+            for e in d.edges().iter().filter(|e| e.from == r) {
+                edges.push(Edge { from: p, ..*e });
+            }
+        }
+    }
+    LexemeDfa::new(n, d.start(), &accepting, edges).expect("same states")
 }
 
 /// Exact cheapest-witness cost of L(G) ∩ L(D), by a naive fixpoint over the *raw* grammar:
 /// `cost[(p, A, q)]` relaxed through every rule's right-hand side, state pair by state pair,
 /// until nothing improves. `None` when the intersection is empty.
 pub fn oracle_cost(g: &Grammar, d: &LexemeDfa) -> Option<u64> {
+    let d = &without_epsilons(d);
     let n = d.num_states();
     let v = g.nonterminals().len();
     let idx = |p: usize, a: usize, q: usize| (a * n + p) * n + q;

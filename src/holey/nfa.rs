@@ -1,0 +1,358 @@
+//! From text with holes to a nondeterministic automaton over lexemes: the one the search reads.
+//!
+//! The minimal DFA ([`super::subset`], [`super::minimize`]) is the wrong shape for the search.
+//! After a hole, chunk text `w` makes the language look like `Σ*·lex(w)`, and a DFA for that
+//! must remember which prefix of `lex(w)` the last lexemes matched (as in string matching): a
+//! state per lexeme of `w`, each with an edge for every terminal. On a C++ canvas with one hole
+//! (73 terminals) that is about 4,500 edges, and the search's items grow with them. The search
+//! does not need determinism, and the NFA underneath has a few hundred edges.
+//!
+//! States: a start, an accepting end, *members* `(place, config)` whose token can end there, and
+//! *hole members* `(hole, hole set)`. Bytes and skipped tokens are ε-moves. Most are removed:
+//! - a lexeme leads to the walk closure of the configuration after it (the members and hole
+//!   members that the walk through the chunk reaches, and the end where the text may end);
+//! - a hole member's ε-moves into the chunk after it (its flow: many configurations, few
+//!   distinct lexemes) are folded into its own edges and acceptance.
+//!
+//! The start folds in the edges of the start configuration's closure. One kind of ε-move stays
+//! an ε-edge, which the search follows: from a hole member to the hole member its flow enters
+//! in the next hole (the hole opened a comment or a string that runs through the chunk).
+//! Folding it would copy every later hole's edges into every earlier one: quadratic in the
+//! holes.
+//!
+//! Edge costs are those of the DFA: a lexeme emitted in a hole, or at the first place of the
+//! chunk after one (so it lies wholly in the hole), costs its shortest length; a lexeme that
+//! ends in chunk text is free.
+//!
+//! A hole member's edges depend only on its hole set and the chunk after the hole, so they are
+//! kept across checks ([`HoleOutCache`]): a sampler changes one position at a time, and the
+//! chunks around the other holes stay as they were.
+
+use std::rc::Rc;
+
+use hashbrown::HashMap;
+
+use super::config::{ConfigId, ConfigTable, HoleSetId, TooLarge};
+use super::walker::{FlowCache, FlowKey, Places, Walker};
+use crate::canvas::HoleyText;
+use crate::grammar::TerminalId;
+use crate::intersect::{Edge, LexemeDfa};
+use crate::lexicon::{Lexeme, Lexicon};
+
+/// A state of the automaton before numbering.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Node {
+    Start,
+    End,
+    Member(u32, ConfigId),
+    Hole(u32, HoleSetId),
+}
+
+/// An edge before its target is numbered: `(terminal, cost, target)`.
+type Pending = (TerminalId, u32, Node);
+
+/// A state as seen from a hole: a member of the chunk after the hole (by offset), a member of
+/// the same hole or of the next one (by hole set), or the end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+enum Near {
+    Member(u32, ConfigId),
+    SameHole(HoleSetId),
+    NextHole(HoleSetId),
+    End,
+}
+
+/// A hole member's edges (its flow's folded in), whether it accepts, and the hole set its flow
+/// enters in the next hole: the same wherever the same chunk follows the hole.
+struct HoleOut {
+    edges: Vec<(TerminalId, u32, Near)>,
+    accepting: bool,
+    next: Option<HoleSetId>,
+}
+
+/// [`HoleOut`]s by hole set and the chunk after the hole, kept across checks.
+#[derive(Default)]
+pub struct HoleOutCache {
+    outs: HashMap<(HoleSetId, bool, Vec<u8>), Rc<HoleOut>>,
+}
+
+impl HoleOutCache {
+    /// Entries kept before the cache is emptied (a cheap bound on its memory).
+    const CAPACITY: usize = 1 << 13;
+}
+
+/// Builds the lexeme NFA of `text`, with at most `max_states` states before trimming.
+pub fn build(
+    lx: &Lexicon,
+    table: &mut ConfigTable,
+    text: &HoleyText,
+    min_cost: &[u32],
+    max_states: usize,
+    cache: &mut FlowCache,
+    outs: &mut HoleOutCache,
+) -> Result<LexemeDfa, TooLarge> {
+    let places = Places::new(text);
+    let mut b = NfaBuilder {
+        w: Walker::new(lx, table, &places, cache),
+        min_cost,
+        ids: HashMap::new(),
+        nodes: Vec::new(),
+        reach: HashMap::new(),
+        outs,
+        max_states,
+    };
+    b.id(Node::Start)?;
+    let mut edges = Vec::new();
+    let mut epsilons = Vec::new();
+    let mut accepting = Vec::new();
+    let mut out = Vec::new();
+    let mut eps = Vec::new();
+    let mut i = 0;
+    while i < b.nodes.len() {
+        out.clear();
+        eps.clear();
+        if b.out_edges(b.nodes[i], &mut out, &mut eps)? {
+            accepting.push(i as u32);
+        }
+        for &target in &eps {
+            epsilons.push((i as u32, b.id(target)?));
+        }
+        for &(terminal, cost, target) in &out {
+            let to = b.id(target)?;
+            edges.push(Edge {
+                from: i as u32,
+                terminal,
+                to,
+                cost,
+            });
+        }
+        i += 1;
+    }
+    Ok(trim(b.nodes.len(), &accepting, edges, epsilons))
+}
+
+struct NfaBuilder<'a, 't> {
+    w: Walker<'a, 't>,
+    min_cost: &'a [u32],
+    ids: HashMap<Node, u32>,
+    nodes: Vec<Node>,
+    /// The walk closure after an emission at `(place, config)`.
+    reach: HashMap<(u32, ConfigId), Rc<[Node]>>,
+    outs: &'a mut HoleOutCache,
+    max_states: usize,
+}
+
+impl NfaBuilder<'_, '_> {
+    fn id(&mut self, node: Node) -> Result<u32, TooLarge> {
+        if let Some(&id) = self.ids.get(&node) {
+            return Ok(id);
+        }
+        if self.nodes.len() >= self.max_states {
+            return Err(TooLarge);
+        }
+        let id = self.nodes.len() as u32;
+        self.ids.insert(node, id);
+        self.nodes.push(node);
+        Ok(id)
+    }
+
+    /// Appends the edges of `node` to `out` and its ε-edges to `eps`; returns whether it
+    /// accepts.
+    fn out_edges(
+        &mut self,
+        node: Node,
+        out: &mut Vec<Pending>,
+        eps: &mut Vec<Node>,
+    ) -> Result<bool, TooLarge> {
+        match node {
+            Node::End => Ok(true),
+            Node::Member(place, c) => {
+                self.member_edges(place, c, out)?;
+                Ok(false)
+            }
+            Node::Hole(k, h) => {
+                let hole = self.hole_out(k, h)?;
+                let base = self.w.places.base[k as usize + 1];
+                let node = |near| match near {
+                    Near::Member(offset, c) => Node::Member(base + offset, c),
+                    Near::SameHole(h2) => Node::Hole(k, h2),
+                    Near::NextHole(h2) => Node::Hole(k + 1, h2),
+                    Near::End => Node::End,
+                };
+                out.extend(hole.edges.iter().map(|&(t, cost, n)| (t, cost, node(n))));
+                eps.extend(hole.next.map(|h2| Node::Hole(k + 1, h2)));
+                Ok(hole.accepting)
+            }
+            // The start folds in the edges of its closure, and keeps the ε-edges of its hole
+            // members.
+            Node::Start => {
+                let start = self.w.table.start();
+                let mut accepting = false;
+                for &n in self.closure(0, start)?.iter() {
+                    accepting |= self.out_edges(n, out, eps)?;
+                }
+                Ok(accepting)
+            }
+        }
+    }
+
+    /// The price of a lexeme that ends at `place`: free in chunk text, its shortest length
+    /// where it lies wholly in a hole.
+    fn cost(&self, place: u32, t: TerminalId) -> u32 {
+        if self.w.places.is_entry(place) {
+            self.min_cost[t.index()]
+        } else {
+            0
+        }
+    }
+
+    fn member_edges(
+        &mut self,
+        place: u32,
+        c: ConfigId,
+        out: &mut Vec<Pending>,
+    ) -> Result<(), TooLarge> {
+        let emits: Vec<(Lexeme, ConfigId)> = self.w.table.emits(self.w.lx, c)?.to_vec();
+        for (l, next) in emits {
+            if let Lexeme::Terminal(t) = l {
+                let cost = self.cost(place, t);
+                for &n in self.closure(place, next)?.iter() {
+                    out.push((t, cost, n));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A hole member's edges: its lexemes inside the hole and its flow's lexemes in the chunk
+    /// after it; its acceptance, and the next hole's set its flow enters.
+    fn hole_out(&mut self, k: u32, h: HoleSetId) -> Result<Rc<HoleOut>, TooLarge> {
+        let chunk = k as usize + 1;
+        let text = self.w.places.text;
+        let last = chunk + 1 == text.chunks.len();
+        if let Some(hole) = self.outs.outs.get(&FlowKey(h, last, &text.chunks[chunk])) {
+            return Ok(hole.clone());
+        }
+        let base = self.w.places.base[chunk];
+        let near = |n: Node| match n {
+            Node::Member(place, c) => Near::Member(place - base, c),
+            Node::Hole(k2, h2) if k2 == k => Near::SameHole(h2),
+            Node::Hole(_, h2) => Near::NextHole(h2),
+            Node::End | Node::Start => Near::End,
+        };
+        let mut edges = Vec::new();
+        for &(t, h2) in self.w.table.hole_moves(self.w.lx, h)? {
+            edges.push((t, self.min_cost[t.index()], Near::SameHole(h2)));
+        }
+        let moves = self.w.flow_moves(k, h)?;
+        for m in moves.iter() {
+            for &(place, next) in &m.targets {
+                let cost = self.cost(place, m.terminal);
+                for &n in self.closure(place, next)?.iter() {
+                    edges.push((m.terminal, cost, near(n)));
+                }
+            }
+        }
+        let flow = self.w.flow(k, h)?;
+        let accepting = flow.accepting;
+        let next = flow.next.map(|(_, h2)| h2);
+        edges.sort_unstable_by_key(|&(t, cost, n)| (t, n, cost));
+        edges.dedup_by_key(|&mut (t, _, n)| (t, n));
+        let hole = Rc::new(HoleOut {
+            edges,
+            accepting,
+            next,
+        });
+        if self.outs.outs.len() >= HoleOutCache::CAPACITY {
+            self.outs.outs.clear();
+        }
+        self.outs
+            .outs
+            .insert((h, last, text.chunks[chunk].clone()), hole.clone());
+        Ok(hole)
+    }
+
+    /// The states that configuration `c` at `place` reaches without emitting a terminal.
+    fn closure(&mut self, place: u32, c: ConfigId) -> Result<Rc<[Node]>, TooLarge> {
+        if let Some(nodes) = self.reach.get(&(place, c)) {
+            return Ok(nodes.clone());
+        }
+        let walk = self.w.walk(place, c)?.clone();
+        let mut nodes: Vec<Node> = walk
+            .members
+            .iter()
+            .map(|&(p, c)| Node::Member(p, c))
+            .collect();
+        let mut entries = walk.entries;
+        entries.sort_unstable();
+        entries.dedup();
+        for group in entries.chunk_by(|a, b| a.0 == b.0) {
+            let configs: Vec<ConfigId> = group.iter().map(|&(_, c)| c).collect();
+            let h = self.w.table.hole_closure(self.w.lx, &configs)?;
+            nodes.push(Node::Hole(group[0].0, h));
+        }
+        if walk.accepting {
+            nodes.push(Node::End);
+        }
+        let nodes: Rc<[Node]> = nodes.into();
+        self.reach.insert((place, c), nodes.clone());
+        Ok(nodes)
+    }
+}
+
+/// Drops the states that reach no accepting state (and the edges into them), renumbers the
+/// rest with the start first, and removes duplicate edges (keeping the cheapest).
+fn trim(
+    n: usize,
+    accepting: &[u32],
+    mut edges: Vec<Edge>,
+    mut epsilons: Vec<(u32, u32)>,
+) -> LexemeDfa {
+    let mut preds: Vec<Vec<u32>> = vec![Vec::new(); n];
+    for e in &edges {
+        preds[e.to as usize].push(e.from);
+    }
+    for &(from, to) in &epsilons {
+        preds[to as usize].push(from);
+    }
+    let mut live = vec![false; n];
+    let mut stack: Vec<u32> = accepting.to_vec();
+    for &q in accepting {
+        live[q as usize] = true;
+    }
+    while let Some(q) = stack.pop() {
+        for &p in &preds[q as usize] {
+            if !live[p as usize] {
+                live[p as usize] = true;
+                stack.push(p);
+            }
+        }
+    }
+    if !live[0] {
+        return LexemeDfa::new(1, 0, &[], Vec::new()).expect("one state is valid");
+    }
+    let mut new_id = vec![u32::MAX; n];
+    let mut count = 0u32;
+    for q in 0..n {
+        if live[q] {
+            new_id[q] = count;
+            count += 1;
+        }
+    }
+    edges.retain(|e| live[e.from as usize] && live[e.to as usize]);
+    for e in &mut edges {
+        e.from = new_id[e.from as usize];
+        e.to = new_id[e.to as usize];
+    }
+    edges.sort_unstable_by_key(|e| (e.from, e.terminal, e.to, e.cost));
+    edges.dedup_by_key(|e| (e.from, e.terminal, e.to));
+    epsilons.retain(|&(from, to)| live[from as usize] && live[to as usize]);
+    for (from, to) in &mut epsilons {
+        *from = new_id[*from as usize];
+        *to = new_id[*to as usize];
+    }
+    epsilons.sort_unstable();
+    epsilons.dedup();
+    let accepting: Vec<u32> = accepting.iter().map(|&q| new_id[q as usize]).collect();
+    LexemeDfa::with_epsilons(count as usize, 0, &accepting, edges, &epsilons)
+        .expect("states are in range by construction")
+}

@@ -1,0 +1,326 @@
+//! Walking text with holes: what the lexer configurations do between emissions.
+//!
+//! Both automata built from a canvas ([`super::subset`], [`super::nfa`]) share one view of it.
+//! A *place* is a byte offset in a chunk; a hole is summarized by a hole set (every
+//! configuration reachable inside it). Bytes move between places without emitting anything, and
+//! skipped tokens (whitespace, comments) are followed too, so a *walk* from a configuration
+//! through its chunk finds the members `(place, config)` that can emit a terminal next, the
+//! configurations that enter the hole after the chunk, and whether the text can end there. A
+//! hole set's *flow* is the same for all of its configurations at once, into the chunk after
+//! the hole.
+//!
+//! Walks and flows are memoized per check; flows are also kept across checks by chunk text
+//! ([`FlowCache`]), since a sampler changes one position at a time.
+
+use hashbrown::HashMap;
+
+use super::config::{ConfigId, ConfigTable, HoleSetId, TooLarge, DEAD_CONFIG};
+use crate::canvas::HoleyText;
+use crate::grammar::TerminalId;
+use crate::lexicon::{Lexeme, Lexicon};
+
+/// Places of the text: chunk `k` spans `base[k] ..= base[k] + len(k)`.
+pub(super) struct Places<'t> {
+    pub text: &'t HoleyText,
+    pub base: Vec<u32>,
+}
+
+impl<'t> Places<'t> {
+    pub fn new(text: &'t HoleyText) -> Self {
+        let mut base = Vec::with_capacity(text.chunks.len());
+        let mut next = 0u32;
+        for c in &text.chunks {
+            base.push(next);
+            next += c.len() as u32 + 1;
+        }
+        Places { text, base }
+    }
+
+    /// The chunk a place lies in.
+    pub fn chunk_of(&self, place: u32) -> usize {
+        self.base.partition_point(|&b| b <= place) - 1
+    }
+
+    /// Whether `place` is the first place of a chunk that follows a hole: a lexeme emitted
+    /// there lies wholly in the hole.
+    pub fn is_entry(&self, place: u32) -> bool {
+        place != 0 && self.base.binary_search(&place).is_ok()
+    }
+}
+
+/// What walking from some members through their chunks found.
+#[derive(Default, Clone)]
+pub(super) struct Walk {
+    /// Emitting members met, sorted.
+    pub members: Vec<(u32, ConfigId)>,
+    /// Configurations reaching the end of a chunk followed by a hole: `(hole, config)`.
+    pub entries: Vec<(u32, ConfigId)>,
+    /// Some configuration reached the end of the text at a token boundary.
+    pub accepting: bool,
+}
+
+/// A hole set's flow into the following chunk: what its members reach there, and the hole
+/// set they enter in the next hole.
+#[derive(Clone)]
+pub(super) struct Flow {
+    pub members: Vec<(u32, ConfigId)>,
+    pub accepting: bool,
+    pub next: Option<(u32, HoleSetId)>,
+}
+
+/// A hole set's flow through a chunk, by chunk text, kept across checks: a sampler changes one
+/// position at a time, so most chunks of a canvas were seen in the previous check.
+#[derive(Default)]
+pub struct FlowCache {
+    flows: HashMap<(HoleSetId, bool, Vec<u8>), ChunkFlow>,
+}
+
+/// [`Flow`] with places as offsets into the chunk and the next hole set without its hole.
+struct ChunkFlow {
+    members: Vec<(u32, ConfigId)>,
+    accepting: bool,
+    next: Option<HoleSetId>,
+}
+
+impl FlowCache {
+    /// Entries kept before the cache is emptied (a cheap bound on its memory).
+    const CAPACITY: usize = 1 << 14;
+
+    fn get(&self, h: HoleSetId, last: bool, chunk: &[u8]) -> Option<&ChunkFlow> {
+        // Borrowed lookup: hashbrown's Equivalent lets a (h, last, &[u8]) find the key.
+        self.flows.get(&FlowKey(h, last, chunk))
+    }
+
+    fn insert(&mut self, h: HoleSetId, last: bool, chunk: Vec<u8>, flow: ChunkFlow) {
+        if self.flows.len() >= Self::CAPACITY {
+            self.flows.clear();
+        }
+        self.flows.insert((h, last, chunk), flow);
+    }
+}
+
+/// A borrowed form of the key of caches by hole set and chunk text (and whether the chunk is
+/// the last).
+#[derive(Hash)]
+pub(super) struct FlowKey<'a>(pub HoleSetId, pub bool, pub &'a [u8]);
+
+impl hashbrown::Equivalent<(HoleSetId, bool, Vec<u8>)> for FlowKey<'_> {
+    fn equivalent(&self, key: &(HoleSetId, bool, Vec<u8>)) -> bool {
+        self.0 == key.0 && self.1 == key.1 && self.2 == &key.2[..]
+    }
+}
+
+/// The emission targets of a set of members, by terminal.
+pub(super) type MovesByTerminal = Vec<FlowMove>;
+
+/// What a hole set's flow emits for one terminal: the targets, and whether some of those
+/// lexemes end past the chunk's first place. A lexeme that ends right where the chunk begins
+/// lies wholly in the hole, so it costs what a lexeme emitted in the hole costs.
+pub(super) struct FlowMove {
+    pub terminal: TerminalId,
+    pub in_chunk: bool,
+    pub targets: Vec<(u32, ConfigId)>,
+}
+
+/// The walks and flows of one check, memoized.
+pub(super) struct Walker<'a, 't> {
+    pub lx: &'a Lexicon,
+    pub table: &'a mut ConfigTable,
+    pub places: &'a Places<'t>,
+    walks: HashMap<(u32, ConfigId), Walk>,
+    flows: HashMap<(u32, HoleSetId), Flow>,
+    cache: &'a mut FlowCache,
+    flow_moves: HashMap<(u32, HoleSetId), std::rc::Rc<MovesByTerminal>>,
+}
+
+impl<'a, 't> Walker<'a, 't> {
+    pub fn new(
+        lx: &'a Lexicon,
+        table: &'a mut ConfigTable,
+        places: &'a Places<'t>,
+        cache: &'a mut FlowCache,
+    ) -> Self {
+        Walker {
+            lx,
+            table,
+            places,
+            walks: HashMap::new(),
+            flows: HashMap::new(),
+            cache,
+            flow_moves: HashMap::new(),
+        }
+    }
+
+    /// The flow of `(k, h)` if it was computed in this check.
+    pub fn known_flow(&self, k: u32, h: HoleSetId) -> &Flow {
+        &self.flows[&(k, h)]
+    }
+
+    /// What the members of hole set `h` in hole `k` reach in chunk `k + 1`.
+    pub fn flow(&mut self, k: u32, h: HoleSetId) -> Result<&Flow, TooLarge> {
+        if !self.flows.contains_key(&(k, h)) {
+            let chunk = k as usize + 1;
+            let base = self.places.base[chunk];
+            let last = chunk + 1 == self.places.text.chunks.len();
+            let bytes = &self.places.text.chunks[chunk];
+            if let Some(cached) = self.cache.get(h, last, bytes) {
+                let flow = Flow {
+                    members: cached.members.iter().map(|&(o, c)| (base + o, c)).collect(),
+                    accepting: cached.accepting,
+                    next: cached.next.map(|h2| (chunk as u32, h2)),
+                };
+                self.flows.insert((k, h), flow);
+                return Ok(&self.flows[&(k, h)]);
+            }
+            let mut walk = Walk::default();
+            let set = self.table.hole_set(h).to_vec();
+            self.walk_chunk(chunk, base, &set, &mut walk)?;
+            walk.members.sort_unstable();
+            walk.members.dedup();
+            let configs: Vec<ConfigId> = walk.entries.iter().map(|&(_, c)| c).collect();
+            let next = if configs.is_empty() {
+                None
+            } else {
+                Some((chunk as u32, self.table.hole_closure(self.lx, &configs)?))
+            };
+            let flow = Flow {
+                members: walk.members,
+                accepting: walk.accepting,
+                next,
+            };
+            self.cache.insert(
+                h,
+                last,
+                bytes.clone(),
+                ChunkFlow {
+                    members: flow.members.iter().map(|&(p, c)| (p - base, c)).collect(),
+                    accepting: flow.accepting,
+                    next: flow.next.map(|(_, h2)| h2),
+                },
+            );
+            self.flows.insert((k, h), flow);
+        }
+        Ok(&self.flows[&(k, h)])
+    }
+
+    /// The emission targets of the members of `flow(k, h)`, by terminal.
+    pub fn flow_moves(
+        &mut self,
+        k: u32,
+        h: HoleSetId,
+    ) -> Result<std::rc::Rc<MovesByTerminal>, TooLarge> {
+        if let Some(m) = self.flow_moves.get(&(k, h)) {
+            return Ok(m.clone());
+        }
+        let members = self.flow(k, h)?.members.clone();
+        let mut by_terminal: HashMap<TerminalId, Vec<(u32, ConfigId)>> = HashMap::new();
+        for (place, c) in members {
+            for &(l, n) in self.table.emits(self.lx, c)? {
+                if let Lexeme::Terminal(t) = l {
+                    by_terminal.entry(t).or_default().push((place, n));
+                }
+            }
+        }
+        let entry = self.places.base[k as usize + 1];
+        let mut moves: MovesByTerminal = by_terminal
+            .into_iter()
+            .map(|(terminal, mut targets)| {
+                // Many members emit into the same configuration (a hole set holds
+                // configurations that differ only in the token in progress): keep each once.
+                targets.sort_unstable();
+                targets.dedup();
+                FlowMove {
+                    terminal,
+                    in_chunk: targets.iter().any(|&(place, _)| place > entry),
+                    targets,
+                }
+            })
+            .collect();
+        moves.sort_unstable_by_key(|m| m.terminal);
+        let moves = std::rc::Rc::new(moves);
+        self.flow_moves.insert((k, h), moves.clone());
+        Ok(moves)
+    }
+
+    /// The walk from one member through its chunk, memoized.
+    pub fn walk(&mut self, p: u32, c: ConfigId) -> Result<&Walk, TooLarge> {
+        if !self.walks.contains_key(&(p, c)) {
+            let mut walk = Walk::default();
+            self.walk_chunk(self.places.chunk_of(p), p, &[c], &mut walk)?;
+            walk.members.sort_unstable();
+            walk.members.dedup();
+            self.walks.insert((p, c), walk);
+        }
+        Ok(&self.walks[&(p, c)])
+    }
+
+    /// Walks configuration `c` from place `p` to the end of chunk `k` (or its death), recording
+    /// emitting members, configurations entering hole `k`, and acceptance at the text's end.
+    /// The walk advances a frontier of configurations (from all of `start` at once) place by
+    /// place, so paths that meet again are merged.
+    fn walk_chunk(
+        &mut self,
+        k: usize,
+        p: u32,
+        start: &[ConfigId],
+        walk: &mut Walk,
+    ) -> Result<(), TooLarge> {
+        let text = self.places.text;
+        let base = self.places.base[k];
+        let end = base + text.chunks[k].len() as u32;
+        let mut frontier: Vec<ConfigId> = start.to_vec();
+        let mut place = p;
+        loop {
+            // Skipped tokens end at this place: their boundary configurations join the frontier.
+            let mut i = 0;
+            while i < frontier.len() {
+                let c = frontier[i];
+                let mut emits_terminal = false;
+                for &(l, next) in self.table.emits(self.lx, c)? {
+                    match l {
+                        Lexeme::Skip if !contains(&frontier, next) => frontier.push(next),
+                        Lexeme::Skip => {}
+                        Lexeme::Terminal(_) => emits_terminal = true,
+                    }
+                }
+                if emits_terminal {
+                    walk.members.push((place, c));
+                }
+                i += 1;
+            }
+            if place == end {
+                for &c in &frontier {
+                    if k + 1 < text.chunks.len() {
+                        walk.entries.push((k as u32, c));
+                    } else if self.table.at_boundary(self.lx, c) {
+                        walk.accepting = true;
+                    }
+                }
+                return Ok(());
+            }
+            let class = self.lx.class_of(text.chunks[k][(place - base) as usize]);
+            let mut next: Vec<ConfigId> = Vec::with_capacity(frontier.len());
+            for &c in &frontier {
+                let n = self.table.step(self.lx, c, class)?;
+                if n != DEAD_CONFIG {
+                    next.push(n);
+                }
+            }
+            // A hole set's thousands of configurations mostly step into the same few.
+            next.sort_unstable();
+            next.dedup();
+            if next.is_empty() {
+                return Ok(());
+            }
+            frontier = next;
+            place += 1;
+        }
+    }
+}
+
+/// Whether a frontier is known to hold `c` already. A large frontier is not searched: a
+/// duplicate only costs a second look at it (a skipped token's successor is a boundary
+/// configuration, which skips nothing, so duplicates cannot pile up).
+fn contains(frontier: &[ConfigId], c: ConfigId) -> bool {
+    frontier.len() <= 16 && frontier.contains(&c)
+}
