@@ -29,7 +29,7 @@ pub use config::{ConfigTable, TooLarge};
 pub struct LexLimits {
     /// Configurations (and hole sets) cached per grammar.
     pub max_configs: usize,
-    /// Subset states explored for one canvas.
+    /// States of the lexeme automaton built for one canvas (subsets, for the minimal DFA).
     pub max_dfa_states: usize,
 }
 
@@ -49,7 +49,7 @@ pub struct HoleyLexer {
     min_cost: Vec<u32>,
     limits: LexLimits,
     flows: walker::FlowCache,
-    hole_outs: nfa::HoleOutCache,
+    nfa: nfa::NfaCaches,
 }
 
 impl HoleyLexer {
@@ -63,7 +63,7 @@ impl HoleyLexer {
             min_cost,
             limits,
             flows: walker::FlowCache::default(),
-            hole_outs: nfa::HoleOutCache::default(),
+            nfa: nfa::NfaCaches::default(),
         })
     }
 
@@ -86,7 +86,7 @@ impl HoleyLexer {
             &self.min_cost,
             self.limits.max_dfa_states,
             &mut self.flows,
-            &mut self.hole_outs,
+            &mut self.nfa,
         )
     }
 
@@ -107,7 +107,7 @@ impl HoleyLexer {
     /// grammar's configurations and hole sets stay.
     pub fn forget_chunks(&mut self) {
         self.flows = walker::FlowCache::default();
-        self.hole_outs = nfa::HoleOutCache::default();
+        self.nfa.forget_chunks();
     }
 
     /// Number of distinct lexer configurations seen so far.

@@ -25,7 +25,7 @@
 //! ends in chunk text is free.
 //!
 //! A hole member's edges depend only on its hole set and the chunk after the hole, so they are
-//! kept across checks ([`HoleOutCache`]): a sampler changes one position at a time, and the
+//! kept across checks ([`NfaCaches`]): a sampler changes one position at a time, and the
 //! chunks around the other holes stay as they were.
 
 use std::rc::Rc;
@@ -33,7 +33,7 @@ use std::rc::Rc;
 use hashbrown::HashMap;
 
 use super::config::{ConfigId, ConfigTable, HoleSetId, TooLarge};
-use super::walker::{FlowCache, FlowKey, Places, Walker};
+use super::walker::{FlowCache, FlowKey, Places, WalkMemo, Walker};
 use crate::canvas::HoleyText;
 use crate::grammar::TerminalId;
 use crate::intersect::{Edge, LexemeDfa};
@@ -69,15 +69,25 @@ struct HoleOut {
     next: Option<HoleSetId>,
 }
 
-/// [`HoleOut`]s by hole set and the chunk after the hole, kept across checks.
+/// What the NFA builder keeps between checks: hole members' edges by hole set and the chunk
+/// after the hole, and its per-check tables (emptied, not freed, so they are allocated once).
 #[derive(Default)]
-pub struct HoleOutCache {
+pub struct NfaCaches {
     outs: HashMap<(HoleSetId, bool, Vec<u8>), Rc<HoleOut>>,
+    walks: WalkMemo,
+    ids: HashMap<Node, u32>,
+    nodes: Vec<Node>,
+    reach: HashMap<(u32, ConfigId), Rc<[Node]>>,
 }
 
-impl HoleOutCache {
-    /// Entries kept before the cache is emptied (a cheap bound on its memory).
+impl NfaCaches {
+    /// Hole edges kept before that cache is emptied (a cheap bound on its memory).
     const CAPACITY: usize = 1 << 13;
+
+    /// Forgets the hole edges kept by chunk text.
+    pub fn forget_chunks(&mut self) {
+        self.outs = HashMap::new();
+    }
 }
 
 /// Builds the lexeme NFA of `text`, with at most `max_states` states before trimming.
@@ -87,16 +97,26 @@ pub fn build(
     text: &HoleyText,
     min_cost: &[u32],
     max_states: usize,
-    cache: &mut FlowCache,
-    outs: &mut HoleOutCache,
+    flows: &mut FlowCache,
+    caches: &mut NfaCaches,
 ) -> Result<LexemeDfa, TooLarge> {
     let places = Places::new(text);
+    let NfaCaches {
+        outs,
+        walks,
+        ids,
+        nodes,
+        reach,
+    } = caches;
+    ids.clear();
+    nodes.clear();
+    reach.clear();
     let mut b = NfaBuilder {
-        w: Walker::new(lx, table, &places, cache),
+        w: Walker::new(lx, table, &places, walks, flows),
         min_cost,
-        ids: HashMap::new(),
-        nodes: Vec::new(),
-        reach: HashMap::new(),
+        ids,
+        nodes,
+        reach,
         outs,
         max_states,
     };
@@ -133,11 +153,11 @@ pub fn build(
 struct NfaBuilder<'a, 't> {
     w: Walker<'a, 't>,
     min_cost: &'a [u32],
-    ids: HashMap<Node, u32>,
-    nodes: Vec<Node>,
+    ids: &'a mut HashMap<Node, u32>,
+    nodes: &'a mut Vec<Node>,
     /// The walk closure after an emission at `(place, config)`.
-    reach: HashMap<(u32, ConfigId), Rc<[Node]>>,
-    outs: &'a mut HoleOutCache,
+    reach: &'a mut HashMap<(u32, ConfigId), Rc<[Node]>>,
+    outs: &'a mut HashMap<(HoleSetId, bool, Vec<u8>), Rc<HoleOut>>,
     max_states: usize,
 }
 
@@ -229,7 +249,7 @@ impl NfaBuilder<'_, '_> {
         let chunk = k as usize + 1;
         let text = self.w.places.text;
         let last = chunk + 1 == text.chunks.len();
-        if let Some(hole) = self.outs.outs.get(&FlowKey(h, last, &text.chunks[chunk])) {
+        if let Some(hole) = self.outs.get(&FlowKey(h, last, &text.chunks[chunk])) {
             return Ok(hole.clone());
         }
         let base = self.w.places.base[chunk];
@@ -262,11 +282,10 @@ impl NfaBuilder<'_, '_> {
             accepting,
             next,
         });
-        if self.outs.outs.len() >= HoleOutCache::CAPACITY {
-            self.outs.outs.clear();
+        if self.outs.len() >= NfaCaches::CAPACITY {
+            self.outs.clear();
         }
         self.outs
-            .outs
             .insert((h, last, text.chunks[chunk].clone()), hole.clone());
         Ok(hole)
     }
@@ -276,13 +295,14 @@ impl NfaBuilder<'_, '_> {
         if let Some(nodes) = self.reach.get(&(place, c)) {
             return Ok(nodes.clone());
         }
-        let walk = self.w.walk(place, c)?.clone();
+        let walk = self.w.walk(place, c)?;
         let mut nodes: Vec<Node> = walk
             .members
             .iter()
             .map(|&(p, c)| Node::Member(p, c))
             .collect();
-        let mut entries = walk.entries;
+        let accepting = walk.accepting;
+        let mut entries = walk.entries.clone();
         entries.sort_unstable();
         entries.dedup();
         for group in entries.chunk_by(|a, b| a.0 == b.0) {
@@ -290,7 +310,7 @@ impl NfaBuilder<'_, '_> {
             let h = self.w.table.hole_closure(self.w.lx, &configs)?;
             nodes.push(Node::Hole(group[0].0, h));
         }
-        if walk.accepting {
+        if accepting {
             nodes.push(Node::End);
         }
         let nodes: Rc<[Node]> = nodes.into();

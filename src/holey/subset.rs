@@ -18,7 +18,7 @@ use hashbrown::HashMap;
 use smallvec::SmallVec;
 
 use super::config::{ConfigId, ConfigTable, HoleSetId, TooLarge};
-use super::walker::{FlowCache, Places, Walker};
+use super::walker::{FlowCache, Places, WalkMemo, Walker};
 use crate::canvas::HoleyText;
 use crate::grammar::TerminalId;
 use crate::lexicon::{Lexeme, Lexicon};
@@ -49,8 +49,9 @@ pub fn determinize(
     cache: &mut FlowCache,
 ) -> Result<RawDfa, TooLarge> {
     let places = Places::new(text);
+    let mut memo = WalkMemo::default();
     let mut builder = Subsets {
-        w: Walker::new(lx, table, &places, cache),
+        w: Walker::new(lx, table, &places, &mut memo, cache),
         targets: (0..min_cost.len()).map(|_| Targets::default()).collect(),
         touched: Vec::new(),
     };

@@ -13,6 +13,7 @@
 //! ([`FlowCache`]), since a sampler changes one position at a time.
 
 use hashbrown::HashMap;
+use smallvec::SmallVec;
 
 use super::config::{ConfigId, ConfigTable, HoleSetId, TooLarge, DEAD_CONFIG};
 use crate::canvas::HoleyText;
@@ -122,43 +123,59 @@ pub(super) struct FlowMove {
     pub targets: Vec<(u32, ConfigId)>,
 }
 
-/// The walks and flows of one check, memoized.
+/// The walks and flows of one check, by place; emptied and reused from check to check, so
+/// their tables are allocated once.
+#[derive(Default)]
+pub(super) struct WalkMemo {
+    walks: HashMap<(u32, ConfigId), Walk>,
+    flows: HashMap<(u32, HoleSetId), Flow>,
+    flow_moves: HashMap<(u32, HoleSetId), std::rc::Rc<MovesByTerminal>>,
+}
+
+impl WalkMemo {
+    fn clear(&mut self) {
+        self.walks.clear();
+        self.flows.clear();
+        self.flow_moves.clear();
+    }
+}
+
+/// Walks and flows through one canvas's text, memoized.
 pub(super) struct Walker<'a, 't> {
     pub lx: &'a Lexicon,
     pub table: &'a mut ConfigTable,
     pub places: &'a Places<'t>,
-    walks: HashMap<(u32, ConfigId), Walk>,
-    flows: HashMap<(u32, HoleSetId), Flow>,
+    memo: &'a mut WalkMemo,
     cache: &'a mut FlowCache,
-    flow_moves: HashMap<(u32, HoleSetId), std::rc::Rc<MovesByTerminal>>,
 }
 
 impl<'a, 't> Walker<'a, 't> {
+    /// A walker over `places`; `memo` is emptied first.
     pub fn new(
         lx: &'a Lexicon,
         table: &'a mut ConfigTable,
         places: &'a Places<'t>,
+        memo: &'a mut WalkMemo,
         cache: &'a mut FlowCache,
     ) -> Self {
+        memo.clear();
         Walker {
             lx,
             table,
             places,
-            walks: HashMap::new(),
-            flows: HashMap::new(),
+            memo,
             cache,
-            flow_moves: HashMap::new(),
         }
     }
 
     /// The flow of `(k, h)` if it was computed in this check.
     pub fn known_flow(&self, k: u32, h: HoleSetId) -> &Flow {
-        &self.flows[&(k, h)]
+        &self.memo.flows[&(k, h)]
     }
 
     /// What the members of hole set `h` in hole `k` reach in chunk `k + 1`.
     pub fn flow(&mut self, k: u32, h: HoleSetId) -> Result<&Flow, TooLarge> {
-        if !self.flows.contains_key(&(k, h)) {
+        if !self.memo.flows.contains_key(&(k, h)) {
             let chunk = k as usize + 1;
             let base = self.places.base[chunk];
             let last = chunk + 1 == self.places.text.chunks.len();
@@ -169,8 +186,8 @@ impl<'a, 't> Walker<'a, 't> {
                     accepting: cached.accepting,
                     next: cached.next.map(|h2| (chunk as u32, h2)),
                 };
-                self.flows.insert((k, h), flow);
-                return Ok(&self.flows[&(k, h)]);
+                self.memo.flows.insert((k, h), flow);
+                return Ok(&self.memo.flows[&(k, h)]);
             }
             let mut walk = Walk::default();
             let set = self.table.hole_set(h).to_vec();
@@ -198,9 +215,9 @@ impl<'a, 't> Walker<'a, 't> {
                     next: flow.next.map(|(_, h2)| h2),
                 },
             );
-            self.flows.insert((k, h), flow);
+            self.memo.flows.insert((k, h), flow);
         }
-        Ok(&self.flows[&(k, h)])
+        Ok(&self.memo.flows[&(k, h)])
     }
 
     /// The emission targets of the members of `flow(k, h)`, by terminal.
@@ -209,7 +226,7 @@ impl<'a, 't> Walker<'a, 't> {
         k: u32,
         h: HoleSetId,
     ) -> Result<std::rc::Rc<MovesByTerminal>, TooLarge> {
-        if let Some(m) = self.flow_moves.get(&(k, h)) {
+        if let Some(m) = self.memo.flow_moves.get(&(k, h)) {
             return Ok(m.clone());
         }
         let members = self.flow(k, h)?.members.clone();
@@ -238,20 +255,20 @@ impl<'a, 't> Walker<'a, 't> {
             .collect();
         moves.sort_unstable_by_key(|m| m.terminal);
         let moves = std::rc::Rc::new(moves);
-        self.flow_moves.insert((k, h), moves.clone());
+        self.memo.flow_moves.insert((k, h), moves.clone());
         Ok(moves)
     }
 
     /// The walk from one member through its chunk, memoized.
     pub fn walk(&mut self, p: u32, c: ConfigId) -> Result<&Walk, TooLarge> {
-        if !self.walks.contains_key(&(p, c)) {
+        if !self.memo.walks.contains_key(&(p, c)) {
             let mut walk = Walk::default();
             self.walk_chunk(self.places.chunk_of(p), p, &[c], &mut walk)?;
             walk.members.sort_unstable();
             walk.members.dedup();
-            self.walks.insert((p, c), walk);
+            self.memo.walks.insert((p, c), walk);
         }
-        Ok(&self.walks[&(p, c)])
+        Ok(&self.memo.walks[&(p, c)])
     }
 
     /// Walks configuration `c` from place `p` to the end of chunk `k` (or its death), recording
@@ -268,7 +285,7 @@ impl<'a, 't> Walker<'a, 't> {
         let text = self.places.text;
         let base = self.places.base[k];
         let end = base + text.chunks[k].len() as u32;
-        let mut frontier: Vec<ConfigId> = start.to_vec();
+        let mut frontier: SmallVec<[ConfigId; 4]> = SmallVec::from_slice(start);
         let mut place = p;
         loop {
             // Skipped tokens end at this place: their boundary configurations join the frontier.
@@ -299,16 +316,18 @@ impl<'a, 't> Walker<'a, 't> {
                 return Ok(());
             }
             let class = self.lx.class_of(text.chunks[k][(place - base) as usize]);
-            let mut next: Vec<ConfigId> = Vec::with_capacity(frontier.len());
+            let mut next: SmallVec<[ConfigId; 4]> = SmallVec::new();
             for &c in &frontier {
                 let n = self.table.step(self.lx, c, class)?;
-                if n != DEAD_CONFIG {
+                if n != DEAD_CONFIG && !contains(&next, n) {
                     next.push(n);
                 }
             }
             // A hole set's thousands of configurations mostly step into the same few.
-            next.sort_unstable();
-            next.dedup();
+            if next.spilled() {
+                next.sort_unstable();
+                next.dedup();
+            }
             if next.is_empty() {
                 return Ok(());
             }
