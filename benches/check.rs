@@ -1,8 +1,9 @@
 //! The checker on the shared workload: 432 real canvases (JSON Schema extraction, JSON, SMILES,
 //! C++; 1, 2, 3 and 8 holes; a quarter corrupted). One benchmark per family and hole count; an
-//! iteration checks every canvas of the group once with a warm checker (caches filled, as in a
-//! sampler's loop), so time per check is the iteration time divided by the group size, printed
-//! before the group runs.
+//! iteration checks every canvas of the group once with warm checkers (one per grammar, caches
+//! filled, as in a sampler's loop), so time per check is the iteration time divided by the
+//! group size, printed before the group runs. Per-canvas medians and p99s:
+//! `cargo run --release --example schema_workload -- benches/data/workload/canvases.jsonl`.
 //!
 //! `one_position_changes`: per family, walks from 12 canvases of 8 steps, each step masking a
 //! position or filling a masked one with a token from elsewhere in the canvas (as a sampler
@@ -15,54 +16,49 @@ use hashbrown::HashMap;
 use lacuna::canvas::{parse_canvas_line, Canvas, Cell};
 use lacuna::checker::Checker;
 
-struct Group {
-    spec: String,
-    canvases: Vec<Canvas>,
-}
+/// The workload's canvases by `{family}_{holes}holes`, each with its grammar spec.
+type Groups = Vec<(String, Vec<(String, Canvas)>)>;
 
-fn load_workload() -> Vec<(String, Group)> {
+fn load_workload() -> Groups {
     let text = include_str!("data/workload/canvases.jsonl");
-    let mut groups: HashMap<String, Group> = HashMap::new();
+    let mut groups: HashMap<String, Vec<(String, Canvas)>> = HashMap::new();
     for line in text.lines() {
         let v: serde_json::Value = serde_json::from_str(line).unwrap();
         let key = format!("{}_{}holes", v["family"].as_str().unwrap(), v["holes"]);
         let parsed = parse_canvas_line(line).unwrap();
         let spec = parsed.grammar.unwrap();
-        let g = groups.entry(key).or_insert_with(|| Group {
-            spec: spec.clone(),
-            canvases: vec![],
-        });
-        if g.spec == spec {
-            g.canvases.push(parsed.canvas);
-        }
+        groups.entry(key).or_default().push((spec, parsed.canvas));
     }
     let mut out: Vec<_> = groups.into_iter().collect();
     out.sort_by(|a, b| a.0.cmp(&b.0));
     out
 }
 
-fn workload(c: &mut Criterion) {
+/// One checker per grammar spec, each warmed on its canvases.
+fn checkers_for(canvases: &[(String, Canvas)]) -> HashMap<String, Checker> {
     let mut checkers: HashMap<String, Checker> = HashMap::new();
+    for (spec, canvas) in canvases {
+        checkers
+            .entry(spec.clone())
+            .or_insert_with(|| Checker::from_spec(spec).expect("workload grammars load"))
+            .check(canvas);
+    }
+    checkers
+}
+
+fn workload(c: &mut Criterion) {
     let mut group = c.benchmark_group("check_workload");
-    for (name, g) in load_workload() {
-        let checker = match checkers.entry(g.spec.clone()) {
-            hashbrown::hash_map::Entry::Occupied(o) => o.into_mut(),
-            hashbrown::hash_map::Entry::Vacant(v) => match Checker::from_spec(&g.spec) {
-                Ok(ch) => v.insert(ch),
-                Err(e) => {
-                    eprintln!("skipping {name}: {e}");
-                    continue;
-                }
-            },
-        };
+    for (name, canvases) in load_workload() {
+        let mut checkers = checkers_for(&canvases);
         eprintln!(
-            "{name}: {} canvases per iteration ({})",
-            g.canvases.len(),
-            g.spec
+            "{name}: {} canvases per iteration, {} grammars",
+            canvases.len(),
+            checkers.len()
         );
         group.bench_function(&name, |b| {
             b.iter(|| {
-                for canvas in &g.canvases {
+                for (spec, canvas) in &canvases {
+                    let checker = checkers.get_mut(spec).expect("a checker per spec");
                     criterion::black_box(checker.check(canvas));
                 }
             })
@@ -112,26 +108,17 @@ fn change_one_position(canvas: &Canvas, rng: &mut Rng) -> Canvas {
 
 fn one_position_changes(c: &mut Criterion) {
     let mut group = c.benchmark_group("one_position_changes");
-    let mut by_family: HashMap<&str, (String, Vec<Canvas>)> = HashMap::new();
-    for (name, g) in load_workload() {
-        let family = ["json", "smiles", "cpp"]
-            .into_iter()
-            .find(|f| name.starts_with(&format!("{f}_")));
-        if let Some(f) = family {
-            let e = by_family
-                .entry(f)
-                .or_insert_with(|| (g.spec.clone(), Vec::new()));
-            if e.0 == g.spec {
-                e.1.extend(g.canvases);
-            }
-        }
+    let mut by_family: HashMap<String, Vec<(String, Canvas)>> = HashMap::new();
+    for (name, canvases) in load_workload() {
+        let family = name.split('_').next().unwrap_or_default().to_string();
+        by_family.entry(family).or_default().extend(canvases);
     }
     let mut families: Vec<_> = by_family.into_iter().collect();
-    families.sort_by_key(|(f, _)| *f);
-    for (family, (spec, canvases)) in families {
+    families.sort_by(|a, b| a.0.cmp(&b.0));
+    for (family, canvases) in families {
         let mut rng = Rng(0x5EED_0005);
         let mut steps = Vec::new();
-        for start in canvases
+        for (spec, start) in canvases
             .iter()
             .step_by((canvases.len() / 12).max(1))
             .take(12)
@@ -139,27 +126,24 @@ fn one_position_changes(c: &mut Criterion) {
             let mut canvas = start.clone();
             for _ in 0..8 {
                 canvas = change_one_position(&canvas, &mut rng);
-                steps.push(canvas.clone());
+                steps.push((spec.clone(), canvas.clone()));
             }
         }
-        eprintln!(
-            "{family}: {} changed canvases per iteration ({spec})",
-            steps.len()
-        );
-        let mut checker = Checker::from_spec(&spec).unwrap();
-        for canvas in &canvases {
-            checker.check(canvas);
-        }
-        group.bench_function(family, |b| {
-            // Each iteration forgets what the checker keeps by chunk text (its grammar's
+        let mut checkers = checkers_for(&canvases);
+        eprintln!("{family}: {} changed canvases per iteration", steps.len());
+        group.bench_function(&family, |b| {
+            // Each iteration forgets what the checkers keep by chunk text (their grammars'
             // configurations stay), so each step is checked for the first time, after the
             // step before it.
             b.iter_custom(|iters| {
                 let mut total = std::time::Duration::ZERO;
                 for _ in 0..iters {
-                    checker.forget_chunks();
+                    for checker in checkers.values_mut() {
+                        checker.forget_chunks();
+                    }
                     let t = std::time::Instant::now();
-                    for canvas in &steps {
+                    for (spec, canvas) in &steps {
+                        let checker = checkers.get_mut(spec).expect("a checker per spec");
                         criterion::black_box(checker.check(canvas));
                     }
                     total += t.elapsed();

@@ -360,6 +360,7 @@ fn tricky_cases() {
         "int h = 0x1F;",
         "long long n = 1LL << 40;",
         "unsigned long long u = 10ull;",
+        "double e = 1e+5 + 2E-3 + 0x1p-3;",
         // Statements.
         "void f(int x) { do { x--; } while (x); }",
         "void f(int x) { do x--; while (x > 0); }",
@@ -433,6 +434,8 @@ fn tricky_cases() {
         "int f() { if (x<1and y) return 1; }",
         "int f() { if x { } }",
         "void f() { x = 1 +; }",
+        // An exponent sign needs a digit: `0e+` is no number (a completion once ended one so).
+        "void f() { for (int a : 0e+) {} }",
     ];
     for src in bad {
         assert!(!accepts(src), "accepted: {src}");
