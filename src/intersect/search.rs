@@ -350,7 +350,7 @@ impl Searcher {
         self.budget = budget;
     }
 
-    /// Items given directly by `A → a` (one per edge) and `A → ε` (one per state).
+    /// Items given directly by `A → a` (one per edge), and the empty word's.
     fn seed(&mut self, grammar: &NormalGrammar, dfa: &LexemeDfa) -> Result<(), OutOfBudget> {
         let mut f = Frontier {
             items: &mut self.items,
@@ -366,10 +366,11 @@ impl Searcher {
                 f.relax(key(e.from, a, e.to), e.cost, Back::Terminal(i as u32))?;
             }
         }
-        for &a in grammar.epsilon_rules() {
-            for p in 0..dfa.num_states() as StateId {
-                f.relax(key(p, a, p), 0, Back::Epsilon)?;
-            }
+        // Empty spans need no items: a production with a nullable child is used through
+        // `nullable_sibling_parents`. Only the empty word needs one, the start symbol's.
+        let start = grammar.start();
+        if grammar.is_nullable(start) {
+            f.relax(key(dfa.start(), start, dfa.start()), 0, Back::Epsilon)?;
         }
         Ok(())
     }
@@ -409,6 +410,9 @@ impl Searcher {
             context: grammar.context(),
         };
         for &a in grammar.unit_parents(x) {
+            f.relax(key(p, a, q), cost, Back::Unit(k))?;
+        }
+        for &a in grammar.nullable_sibling_parents(x) {
             f.relax(key(p, a, q), cost, Back::Unit(k))?;
         }
         for &(a, c) in grammar.as_left_child(x) {

@@ -22,6 +22,8 @@ pub struct NormalGrammar {
     by_unit_child: Csr<NonterminalId>,
     by_left: Csr<(NonterminalId, NonterminalId)>,
     by_right: Csr<(NonterminalId, NonterminalId)>,
+    nullable: Vec<bool>,
+    by_nullable_sibling: Csr<NonterminalId>,
     context: Option<super::context::Context>,
 }
 
@@ -42,6 +44,20 @@ impl NormalGrammar {
         let by_unit_child = Csr::build(n, unit_rules.iter().map(|&(a, b)| (b.index(), a)));
         let by_left = Csr::build(n, binary_rules.iter().map(|&(a, b, c)| (b.index(), (a, c))));
         let by_right = Csr::build(n, binary_rules.iter().map(|&(a, b, c)| (c.index(), (a, b))));
+        let nullable = nullable(n, &epsilon_rules, &unit_rules, &binary_rules);
+        // `A → X C` or `A → C X` with `C` nullable: `A` derives what `X` derives.
+        let mut pairs: Vec<(usize, NonterminalId)> = binary_rules
+            .iter()
+            .flat_map(|&(a, b, c)| {
+                let left = nullable[c.index()].then_some((b.index(), a));
+                let right = nullable[b.index()].then_some((c.index(), a));
+                left.into_iter().chain(right)
+            })
+            .filter(|&(x, a)| x != a.index())
+            .collect();
+        pairs.sort_unstable();
+        pairs.dedup();
+        let by_nullable_sibling = Csr::build(n, pairs.iter().copied());
         NormalGrammar {
             names,
             num_terminals,
@@ -53,6 +69,8 @@ impl NormalGrammar {
             by_unit_child,
             by_left,
             by_right,
+            nullable,
+            by_nullable_sibling,
             context: None,
         }
         .with_context()
@@ -126,6 +144,20 @@ impl NormalGrammar {
         self.by_unit_child.get(b.index())
     }
 
+    /// Whether `a` derives the empty string.
+    #[inline]
+    pub fn is_nullable(&self, a: NonterminalId) -> bool {
+        self.nullable[a.index()]
+    }
+
+    /// Nonterminals `A ≠ x` with a production `A → x C` or `A → C x` where `C` is nullable:
+    /// `A` derives everything `x` derives. A search that uses these never needs the items of
+    /// empty spans, except the start symbol's.
+    #[inline]
+    pub fn nullable_sibling_parents(&self, x: NonterminalId) -> &[NonterminalId] {
+        self.by_nullable_sibling.get(x.index())
+    }
+
     /// Pairs `(A, C)` with a production `A → b C`.
     #[inline]
     pub fn as_left_child(&self, b: NonterminalId) -> &[(NonterminalId, NonterminalId)] {
@@ -137,6 +169,37 @@ impl NormalGrammar {
     pub fn as_right_child(&self, c: NonterminalId) -> &[(NonterminalId, NonterminalId)] {
         self.by_right.get(c.index())
     }
+}
+
+/// Which nonterminals derive the empty string (a fixpoint over the productions).
+fn nullable(
+    n: usize,
+    epsilon_rules: &[NonterminalId],
+    unit_rules: &[(NonterminalId, NonterminalId)],
+    binary_rules: &[(NonterminalId, NonterminalId, NonterminalId)],
+) -> Vec<bool> {
+    let mut nullable = vec![false; n];
+    for &a in epsilon_rules {
+        nullable[a.index()] = true;
+    }
+    let mut changed = true;
+    while changed {
+        changed = false;
+        let derives = |a: NonterminalId, by: bool, nullable: &mut Vec<bool>| {
+            let new = by && !nullable[a.index()];
+            nullable[a.index()] |= by;
+            new
+        };
+        for &(a, b) in unit_rules {
+            let by = nullable[b.index()];
+            changed |= derives(a, by, &mut nullable);
+        }
+        for &(a, b, c) in binary_rules {
+            let by = nullable[b.index()] && nullable[c.index()];
+            changed |= derives(a, by, &mut nullable);
+        }
+    }
+    nullable
 }
 
 /// A compressed sparse row table: for each key in `0..n`, a slice of values.
