@@ -13,8 +13,12 @@
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use hashbrown::HashMap;
-use lacuna::canvas::{parse_canvas_line, Canvas, Cell};
+use lacuna::canvas::{parse_canvas_line, Canvas};
 use lacuna::checker::Checker;
+
+#[path = "../tests/common/walks.rs"]
+mod walks;
+use walks::{change_one_position, Rng};
 
 /// The workload's canvases by `{family}_{holes}holes`, each with its grammar spec.
 type Groups = Vec<(String, Vec<(String, Canvas)>)>;
@@ -65,45 +69,6 @@ fn workload(c: &mut Criterion) {
         });
     }
     group.finish();
-}
-
-/// A small deterministic generator (xorshift).
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: usize) -> usize {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 % n as u64) as usize
-    }
-}
-
-/// Masks a filled position, or fills a masked one with a token from elsewhere in the canvas.
-fn change_one_position(canvas: &Canvas, rng: &mut Rng) -> Canvas {
-    let mut canvas = canvas.clone();
-    let end = canvas
-        .cells
-        .iter()
-        .position(|c| *c == Cell::Eos)
-        .unwrap_or(canvas.cells.len());
-    let tokens: Vec<Vec<u8>> = canvas.cells[..end]
-        .iter()
-        .filter_map(|c| match c {
-            Cell::Token(t) => Some(t.clone()),
-            _ => None,
-        })
-        .collect();
-    if end > 0 {
-        let i = rng.below(end);
-        canvas.cells[i] = match &canvas.cells[i] {
-            Cell::Mask if !tokens.is_empty() => {
-                Cell::Token(tokens[rng.below(tokens.len())].clone())
-            }
-            _ => Cell::Mask,
-        };
-    }
-    canvas
 }
 
 fn one_position_changes(c: &mut Criterion) {

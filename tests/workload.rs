@@ -12,11 +12,15 @@
 
 use std::collections::HashMap;
 
-use lacuna::canvas::{parse_canvas_line, Canvas, Cell};
+use lacuna::canvas::{parse_canvas_line, Canvas};
 use lacuna::checker::{CheckVerdict, Checker};
 use lacuna::grammar::{spec, NormalGrammar};
 use lacuna::holey::{HoleyLexer, LexLimits};
 use lacuna::intersect::{Searcher, Verdict, DEFAULT_BUDGET};
+
+#[path = "common/walks.rs"]
+mod walks;
+use walks::{change_one_position, Rng};
 
 struct Routes {
     checker: Checker,
@@ -50,43 +54,6 @@ impl Routes {
     }
 }
 
-/// A small deterministic generator (xorshift), so failures reproduce.
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: usize) -> usize {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 % n as u64) as usize
-    }
-}
-
-/// One sampler-like step: mask a filled position, or fill a masked one with a token taken from
-/// elsewhere in the canvas (which may well corrupt it).
-fn change_one_position(canvas: &mut Canvas, rng: &mut Rng) {
-    let end = canvas
-        .cells
-        .iter()
-        .position(|c| *c == Cell::Eos)
-        .unwrap_or(canvas.cells.len());
-    if end == 0 {
-        return;
-    }
-    let tokens: Vec<Vec<u8>> = canvas.cells[..end]
-        .iter()
-        .filter_map(|c| match c {
-            Cell::Token(t) => Some(t.clone()),
-            _ => None,
-        })
-        .collect();
-    let i = rng.below(end);
-    canvas.cells[i] = match &canvas.cells[i] {
-        Cell::Mask if !tokens.is_empty() => Cell::Token(tokens[rng.below(tokens.len())].clone()),
-        _ => Cell::Mask,
-    };
-}
-
 #[test]
 fn workload_verdicts_agree_across_routes_and_along_one_position_changes() {
     let root = env!("CARGO_MANIFEST_DIR");
@@ -118,7 +85,7 @@ fn workload_verdicts_agree_across_routes_and_along_one_position_changes() {
         if canvases % 4 == 0 {
             let mut canvas = parsed.canvas.clone();
             for step in 0..6 {
-                change_one_position(&mut canvas, &mut rng);
+                canvas = change_one_position(&canvas, &mut rng);
                 let v = r.verdict(&canvas, &format!("{id} after {} changes", step + 1));
                 *changed_verdicts.entry(v).or_default() += 1;
                 steps += 1;
