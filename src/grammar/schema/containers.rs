@@ -155,11 +155,7 @@ impl<'a> Lowerer<'a> {
                     Ok(false) => {}
                     Err(e) => {
                         if !this.options.lenient {
-                            return Err(SchemaError::BadPattern {
-                                pointer: push_pointer(&pptr, pat),
-                                pattern: pat.clone(),
-                                reason: format!("{e:?}"),
-                            });
+                            return Err(bad_pattern(&pptr, pat, &e));
                         }
                     }
                 }
@@ -269,11 +265,7 @@ impl<'a> Lowerer<'a> {
                     Ok(None) => {}
                     Err(e) => {
                         if !self.options.lenient {
-                            return Err(SchemaError::BadPattern {
-                                pointer: push_pointer(&pptr, pat),
-                                pattern: pat.clone(),
-                                reason: format!("{e:?}"),
-                            });
+                            return Err(bad_pattern(&pptr, pat, &e));
                         }
                         self.unsupported(
                             &push_pointer(&pptr, pat),
@@ -420,5 +412,14 @@ fn bad(ptr: &str, keyword: &str, reason: &str) -> SchemaError {
         pointer: ptr.into(),
         keyword: keyword.into(),
         reason: reason.into(),
+    }
+}
+
+/// A `patternProperties` key that is not a regex lacuna can compile.
+fn bad_pattern(pptr: &str, pat: &str, e: &impl std::fmt::Debug) -> SchemaError {
+    SchemaError::BadPattern {
+        pointer: push_pointer(pptr, pat),
+        pattern: pat.to_string(),
+        reason: format!("{e:?}"),
     }
 }
