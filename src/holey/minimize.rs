@@ -13,7 +13,12 @@ use crate::intersect::{Edge, LexemeDfa};
 
 /// Trims states that cannot reach acceptance, minimizes, and returns the lexeme automaton.
 pub fn minimize(raw: &RawDfa) -> LexemeDfa {
-    let live = coreachable(raw);
+    let arcs = raw
+        .edges
+        .iter()
+        .enumerate()
+        .flat_map(|(q, edges)| edges.iter().map(move |&(_, _, to)| (q as u32, to)));
+    let live = coreachable(raw.accepting.clone(), arcs);
     if !live[0] {
         return LexemeDfa::new(1, 0, &[], Vec::new()).expect("one state is valid");
     }
@@ -108,17 +113,20 @@ fn symbols_into(part: &Partition, b: u32, into: &[Vec<u32>], out: &mut Vec<u32>)
     out.dedup();
 }
 
-/// `live[q]`: q reaches an accepting state.
-fn coreachable(raw: &RawDfa) -> Vec<bool> {
-    let n = raw.accepting.len();
-    let mut preds: Vec<Vec<u32>> = vec![Vec::new(); n];
-    for (q, edges) in raw.edges.iter().enumerate() {
-        for &(_, _, to) in edges {
-            preds[to as usize].push(q as u32);
-        }
+/// `live[q]`: q reaches a state marked in `accepting` along `arcs` (`(from, to)` pairs).
+/// Shared with the NFA's trimming ([`super::nfa`]).
+pub(super) fn coreachable(
+    accepting: Vec<bool>,
+    arcs: impl IntoIterator<Item = (u32, u32)>,
+) -> Vec<bool> {
+    let mut preds: Vec<Vec<u32>> = vec![Vec::new(); accepting.len()];
+    for (from, to) in arcs {
+        preds[to as usize].push(from);
     }
-    let mut live = raw.accepting.clone();
-    let mut stack: Vec<u32> = (0..n as u32).filter(|&q| live[q as usize]).collect();
+    let mut live = accepting;
+    let mut stack: Vec<u32> = (0..live.len() as u32)
+        .filter(|&q| live[q as usize])
+        .collect();
     while let Some(q) = stack.pop() {
         for &p in &preds[q as usize] {
             if !live[p as usize] {

@@ -302,14 +302,9 @@ impl NfaBuilder<'_, '_> {
             .map(|&(p, c)| Node::Member(p, c))
             .collect();
         let accepting = walk.accepting;
-        let mut entries = walk.entries.clone();
-        entries.sort_unstable();
-        entries.dedup();
-        for group in entries.chunk_by(|a, b| a.0 == b.0) {
-            let configs: Vec<ConfigId> = group.iter().map(|&(_, c)| c).collect();
-            let h = self.w.table.hole_closure(self.w.lx, &configs)?;
-            nodes.push(Node::Hole(group[0].0, h));
-        }
+        let entries = walk.entries.clone();
+        let holes = self.w.hole_members(entries)?;
+        nodes.extend(holes.into_iter().map(|(k, h)| Node::Hole(k, h)));
         if accepting {
             nodes.push(Node::End);
         }
@@ -327,26 +322,15 @@ fn trim(
     mut edges: Vec<Edge>,
     mut epsilons: Vec<(u32, u32)>,
 ) -> LexemeDfa {
-    let mut preds: Vec<Vec<u32>> = vec![Vec::new(); n];
-    for e in &edges {
-        preds[e.to as usize].push(e.from);
-    }
-    for &(from, to) in &epsilons {
-        preds[to as usize].push(from);
-    }
-    let mut live = vec![false; n];
-    let mut stack: Vec<u32> = accepting.to_vec();
+    let mut marked = vec![false; n];
     for &q in accepting {
-        live[q as usize] = true;
+        marked[q as usize] = true;
     }
-    while let Some(q) = stack.pop() {
-        for &p in &preds[q as usize] {
-            if !live[p as usize] {
-                live[p as usize] = true;
-                stack.push(p);
-            }
-        }
-    }
+    let arcs = edges
+        .iter()
+        .map(|e| (e.from, e.to))
+        .chain(epsilons.iter().copied());
+    let live = super::minimize::coreachable(marked, arcs);
     if !live[0] {
         return LexemeDfa::new(1, 0, &[], Vec::new()).expect("one state is valid");
     }

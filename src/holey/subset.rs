@@ -244,12 +244,7 @@ impl Subsets<'_, '_> {
             accepting |= w.accepting;
         }
         let mut holes = hole_seeds.to_vec();
-        entries.sort_unstable();
-        entries.dedup();
-        for group in entries.chunk_by(|a, b| a.0 == b.0) {
-            let configs: Vec<ConfigId> = group.iter().map(|&(_, c)| c).collect();
-            holes.push((group[0].0, self.w.table.hole_closure(self.w.lx, &configs)?));
-        }
+        holes.extend(self.w.hole_members(entries)?);
         // Follow every hole member's flow, transitively.
         let mut i = 0;
         while i < holes.len() {

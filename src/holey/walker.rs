@@ -173,6 +173,22 @@ impl<'a, 't> Walker<'a, 't> {
         &self.memo.flows[&(k, h)]
     }
 
+    /// The hole members that configurations entering holes (`(hole, config)`) start: one hole
+    /// set per hole, of all the configurations entering it.
+    pub fn hole_members(
+        &mut self,
+        mut entries: Vec<(u32, ConfigId)>,
+    ) -> Result<Vec<(u32, HoleSetId)>, TooLarge> {
+        entries.sort_unstable();
+        entries.dedup();
+        let mut holes = Vec::new();
+        for group in entries.chunk_by(|a, b| a.0 == b.0) {
+            let configs: Vec<ConfigId> = group.iter().map(|&(_, c)| c).collect();
+            holes.push((group[0].0, self.table.hole_closure(self.lx, &configs)?));
+        }
+        Ok(holes)
+    }
+
     /// What the members of hole set `h` in hole `k` reach in chunk `k + 1`.
     pub fn flow(&mut self, k: u32, h: HoleSetId) -> Result<&Flow, TooLarge> {
         if !self.memo.flows.contains_key(&(k, h)) {

@@ -94,39 +94,26 @@ impl LexemeDfa {
             check(e.from)?;
             check(e.to)?;
         }
-        let mut eps_offsets = vec![0u32; num_states + 1];
         for &(from, to) in epsilons {
             check(from)?;
             check(to)?;
-            eps_offsets[from as usize + 1] += 1;
         }
-        for i in 0..num_states {
-            eps_offsets[i + 1] += eps_offsets[i];
-        }
-        let mut fill = eps_offsets.clone();
-        let mut eps_targets = vec![0; epsilons.len()];
-        for &(from, to) in epsilons {
-            eps_targets[fill[from as usize] as usize] = to;
-            fill[from as usize] += 1;
-        }
+        let (eps_offsets, eps_targets) = group_by_key(
+            num_states,
+            epsilons.iter().map(|&(from, to)| (from as usize, to)),
+        );
         let num_terminals = edges
             .iter()
             .map(|e| e.terminal.index() + 1)
             .max()
             .unwrap_or(0);
-        let mut terminal_offsets = vec![0u32; num_terminals + 1];
-        for e in &edges {
-            terminal_offsets[e.terminal.index() + 1] += 1;
-        }
-        for i in 0..num_terminals {
-            terminal_offsets[i + 1] += terminal_offsets[i];
-        }
-        let mut fill = terminal_offsets.clone();
-        let mut edges_by_terminal = vec![0u32; edges.len()];
-        for (i, e) in edges.iter().enumerate() {
-            edges_by_terminal[fill[e.terminal.index()] as usize] = i as u32;
-            fill[e.terminal.index()] += 1;
-        }
+        let (terminal_offsets, edges_by_terminal) = group_by_key(
+            num_terminals,
+            edges
+                .iter()
+                .enumerate()
+                .map(|(i, e)| (e.terminal.index(), i as u32)),
+        );
         Ok(LexemeDfa {
             num_states,
             start,
@@ -219,4 +206,25 @@ impl LexemeDfa {
         }
         (0..self.num_states).any(|q| current[q] && self.accepting[q])
     }
+}
+
+/// Values grouped by key in `0..n`, in order: `values[offsets[k]..offsets[k + 1]]` are key k's.
+fn group_by_key(
+    n: usize,
+    pairs: impl Iterator<Item = (usize, u32)> + Clone,
+) -> (Vec<u32>, Vec<u32>) {
+    let mut offsets = vec![0u32; n + 1];
+    for (k, _) in pairs.clone() {
+        offsets[k + 1] += 1;
+    }
+    for i in 0..n {
+        offsets[i + 1] += offsets[i];
+    }
+    let mut fill = offsets.clone();
+    let mut values = vec![0u32; offsets[n] as usize];
+    for (k, v) in pairs {
+        values[fill[k] as usize] = v;
+        fill[k] += 1;
+    }
+    (offsets, values)
 }

@@ -40,7 +40,7 @@ pub(super) struct ItemTable {
     rows: Vec<u32>,
     touched: Vec<u32>,
     cells: Vec<u32>,
-    sparse: HashMap<u64, u32>,
+    sparse: HashMap<ItemKey, u32>,
 }
 
 impl ItemTable {
@@ -91,7 +91,7 @@ impl ItemTable {
             }
             self.cells[row as usize * self.states + q as usize]
         } else {
-            *self.sparse.get(&sparse_key(p, a, q))?
+            *self.sparse.get(&key(p, a, q))?
         };
         (word != ABSENT).then_some(word & !SETTLED)
     }
@@ -99,7 +99,7 @@ impl ItemTable {
     #[inline]
     fn cell_mut(&mut self, p: StateId, a: NonterminalId, q: StateId) -> &mut u32 {
         if !self.dense {
-            return self.sparse.entry(sparse_key(p, a, q)).or_insert(ABSENT);
+            return self.sparse.entry(key(p, a, q)).or_insert(ABSENT);
         }
         let r = a.index() * self.states + p as usize;
         if self.rows[r] == NO_ROW {
@@ -111,7 +111,19 @@ impl ItemTable {
     }
 }
 
+/// An item `(p, A, q)` packed into 64 bits: A (24 bits), p (20 bits), q (20 bits).
+pub(super) type ItemKey = u64;
+
 #[inline]
-fn sparse_key(p: StateId, a: NonterminalId, q: StateId) -> u64 {
+pub(super) fn key(p: StateId, a: NonterminalId, q: StateId) -> ItemKey {
     ((a.0 as u64) << 40) | ((p as u64) << 20) | q as u64
+}
+
+#[inline]
+pub(super) fn unkey(k: ItemKey) -> (StateId, NonterminalId, StateId) {
+    (
+        ((k >> 20) & 0xF_FFFF) as StateId,
+        NonterminalId((k >> 40) as u32),
+        (k & 0xF_FFFF) as StateId,
+    )
 }

@@ -29,7 +29,7 @@ use hashbrown::HashMap;
 
 use super::anchors::AnchoredLists;
 use super::dfa::{LexemeDfa, StateId};
-use super::items::{ItemTable, Offer, MAX_COST};
+use super::items::{key, unkey, ItemKey, ItemTable, Offer, MAX_COST};
 use crate::grammar::normalize::context::Context;
 use crate::grammar::{NonterminalId, NormalGrammar, TerminalId};
 
@@ -78,23 +78,6 @@ enum Back {
     Epsilon,
     Unit(ItemKey),
     Binary(ItemKey, ItemKey),
-}
-
-/// An item `(p, A, q)` packed into 64 bits: A (24 bits), p (20 bits), q (20 bits).
-type ItemKey = u64;
-
-#[inline]
-fn key(p: StateId, a: NonterminalId, q: StateId) -> ItemKey {
-    ((a.0 as u64) << 40) | ((p as u64) << 20) | q as u64
-}
-
-#[inline]
-fn unkey(k: ItemKey) -> (StateId, NonterminalId, StateId) {
-    (
-        ((k >> 20) & 0xF_FFFF) as StateId,
-        NonterminalId((k >> 40) as u32),
-        (k & 0xF_FFFF) as StateId,
-    )
 }
 
 /// The largest number of nonterminals an item key can hold.
@@ -306,14 +289,7 @@ impl Searcher {
         budget: u64,
         witness: bool,
     ) -> Verdict {
-        self.reset(budget, witness);
-        self.by_start
-            .reset(grammar.num_nonterminals(), dfa.num_states());
-        self.by_end
-            .reset(grammar.num_nonterminals(), dfa.num_states());
-        self.items
-            .reset(grammar.num_nonterminals(), dfa.num_states());
-        self.filter.reset(dfa, grammar.context().words);
+        self.reset(grammar, dfa, budget, witness);
         if grammar.num_nonterminals() > MAX_NONTERMINALS {
             return Verdict::Unknown;
         }
@@ -338,7 +314,13 @@ impl Searcher {
         Verdict::Empty
     }
 
-    fn reset(&mut self, budget: u64, witness: bool) {
+    /// Empties every table for a search of `dfa` with `grammar`.
+    fn reset(&mut self, grammar: &NormalGrammar, dfa: &LexemeDfa, budget: u64, witness: bool) {
+        let (nonterminals, states) = (grammar.num_nonterminals(), dfa.num_states());
+        self.items.reset(nonterminals, states);
+        self.by_start.reset(nonterminals, states);
+        self.by_end.reset(nonterminals, states);
+        self.filter.reset(dfa, grammar.context().words);
         match (&mut self.backs, witness) {
             (Some(b), true) => b.clear(),
             (b, true) => *b = Some(HashMap::new()),

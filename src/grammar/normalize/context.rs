@@ -23,9 +23,9 @@ impl Context {
     pub fn new(g: &NormalGrammar) -> Context {
         let n = g.num_nonterminals();
         let words = g.num_terminals().div_ceil(64).max(1);
-        let nullable = nullable(g);
-        let first = edge_sets(g, &nullable, words, true);
-        let last = edge_sets(g, &nullable, words, false);
+        let nullable = g.nullable();
+        let first = edge_sets(g, nullable, words, true);
+        let last = edge_sets(g, nullable, words, false);
         let mut cx = Context {
             words,
             precede: vec![0; n * words],
@@ -82,31 +82,6 @@ impl Context {
             changed = true;
         }
         changed
-    }
-}
-
-fn nullable(g: &NormalGrammar) -> Vec<bool> {
-    let mut null = vec![false; g.num_nonterminals()];
-    for &a in g.epsilon_rules() {
-        null[a.index()] = true;
-    }
-    loop {
-        let mut changed = false;
-        for &(a, b) in g.unit_rules() {
-            if null[b.index()] && !null[a.index()] {
-                null[a.index()] = true;
-                changed = true;
-            }
-        }
-        for &(a, b, c) in g.binary_rules() {
-            if null[b.index()] && null[c.index()] && !null[a.index()] {
-                null[a.index()] = true;
-                changed = true;
-            }
-        }
-        if !changed {
-            return null;
-        }
     }
 }
 

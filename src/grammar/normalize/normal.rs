@@ -150,6 +150,11 @@ impl NormalGrammar {
         self.nullable[a.index()]
     }
 
+    /// Which nonterminals derive the empty string, by id.
+    pub(super) fn nullable(&self) -> &[bool] {
+        &self.nullable
+    }
+
     /// Nonterminals `A ≠ x` with a production `A → x C` or `A → C x` where `C` is nullable:
     /// `A` derives everything `x` derives. A search that uses these never needs the items of
     /// empty spans, except the start symbol's.
@@ -178,28 +183,28 @@ fn nullable(
     unit_rules: &[(NonterminalId, NonterminalId)],
     binary_rules: &[(NonterminalId, NonterminalId, NonterminalId)],
 ) -> Vec<bool> {
-    let mut nullable = vec![false; n];
+    let mut null = vec![false; n];
     for &a in epsilon_rules {
-        nullable[a.index()] = true;
+        null[a.index()] = true;
     }
-    let mut changed = true;
-    while changed {
-        changed = false;
-        let derives = |a: NonterminalId, by: bool, nullable: &mut Vec<bool>| {
-            let new = by && !nullable[a.index()];
-            nullable[a.index()] |= by;
-            new
-        };
+    loop {
+        let mut changed = false;
         for &(a, b) in unit_rules {
-            let by = nullable[b.index()];
-            changed |= derives(a, by, &mut nullable);
+            if null[b.index()] && !null[a.index()] {
+                null[a.index()] = true;
+                changed = true;
+            }
         }
         for &(a, b, c) in binary_rules {
-            let by = nullable[b.index()] && nullable[c.index()];
-            changed |= derives(a, by, &mut nullable);
+            if null[b.index()] && null[c.index()] && !null[a.index()] {
+                null[a.index()] = true;
+                changed = true;
+            }
+        }
+        if !changed {
+            return null;
         }
     }
-    nullable
 }
 
 /// A compressed sparse row table: for each key in `0..n`, a slice of values.
