@@ -14,3 +14,4 @@ pub mod holey;
 pub mod intersect;
 pub mod lexicon;
 pub mod train;
+pub mod vocab;

@@ -7,6 +7,7 @@
 //! trailing hole. Text is bytes: a token may be any UTF-8 piece or a partial UTF-8 sequence.
 
 mod jsonl;
+pub mod tokens;
 
 pub use jsonl::{parse_canvas_line, CanvasLine, CanvasLineError};
 
@@ -33,6 +34,18 @@ pub struct Canvas {
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct HoleyText {
     pub chunks: Vec<Vec<u8>>,
+}
+
+/// What may fill a hole of a [`HoleyText`].
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub enum HoleKind {
+    /// Any string, the empty one too (a run of masks in a text canvas).
+    #[default]
+    Any,
+    /// Exactly one text token of the checker's vocabulary (a masked position).
+    Token,
+    /// One text token or nothing (a masked position that may hold the end of the output).
+    TokenOrNone,
 }
 
 impl HoleyText {

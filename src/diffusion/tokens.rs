@@ -26,48 +26,8 @@ pub struct Tokens {
     path: PathBuf,
 }
 
-/// The GPT-2 byte-to-unicode alphabet: the character that stands for each byte.
-pub fn byte_to_char() -> [char; 256] {
-    let mut out = ['\0'; 256];
-    let mut extra = 0u32;
-    for b in 0..256u32 {
-        let printable =
-            (0x21..=0x7E).contains(&b) || (0xA1..=0xAC).contains(&b) || (0xAE..=0xFF).contains(&b);
-        out[b as usize] = if printable {
-            char::from_u32(b).expect("latin-1")
-        } else {
-            extra += 1;
-            char::from_u32(255 + extra).expect("valid code point")
-        };
-    }
-    out
-}
-
-/// The inverse alphabet, indexed by code point (all below 0x144).
-fn char_to_byte() -> Vec<Option<u8>> {
-    let mut inv = vec![None; 0x144];
-    for (b, c) in byte_to_char().iter().enumerate() {
-        inv[*c as usize] = Some(b as u8);
-    }
-    inv
-}
-
-fn byte_level(token: &str, inv: &[Option<u8>]) -> Option<Vec<u8>> {
-    token
-        .chars()
-        .map(|c| inv.get(c as usize).copied().flatten())
-        .collect()
-}
-
-fn sentencepiece(token: &str) -> Vec<u8> {
-    let b = token.as_bytes();
-    if b.len() == 6 && token.starts_with("<0x") && token.ends_with('>') {
-        if let Ok(v) = u8::from_str_radix(&token[3..5], 16) {
-            return vec![v];
-        }
-    }
-    token.replace('\u{2581}', " ").into_bytes()
-}
+pub use crate::vocab::byte_to_char;
+use crate::vocab::{byte_level, char_to_byte, sentencepiece};
 
 impl Tokens {
     /// Loads `tokenizer.json`; the mask token is the first of [`MASK_TOKEN_NAMES`] present.

@@ -225,6 +225,14 @@ impl ConfigTable {
         *set = kept;
     }
 
+    /// Interns a set of configurations as it is, not closed: the entry set of a position that
+    /// holds exactly one token. It shares ids (and [`ConfigTable::hole_set`]) with hole sets.
+    pub fn intern_set(&mut self, mut configs: Vec<ConfigId>) -> Result<HoleSetId, TooLarge> {
+        configs.sort_unstable();
+        configs.dedup();
+        self.intern_hole_set(configs)
+    }
+
     fn intern_hole_set(&mut self, members: Vec<ConfigId>) -> Result<HoleSetId, TooLarge> {
         if let Some(&h) = self.hole_set_ids.get(&members) {
             return Ok(h);

@@ -12,12 +12,16 @@
 //! the per-check work is proportional to the canvas text, not to the lexicon.
 
 pub mod config;
+mod frontier;
 mod minimize;
 mod nfa;
 mod subset;
+pub mod tokens;
 mod walker;
 
-use crate::canvas::HoleyText;
+use std::sync::Arc;
+
+use crate::canvas::{HoleKind, HoleyText};
 use crate::grammar::Grammar;
 use crate::intersect::LexemeDfa;
 use crate::lexicon::{Lexicon, LexiconError};
@@ -50,6 +54,7 @@ pub struct HoleyLexer {
     limits: LexLimits,
     flows: walker::FlowCache,
     nfa: nfa::NfaCaches,
+    tokens: Option<tokens::TokenCaches>,
 }
 
 impl HoleyLexer {
@@ -64,7 +69,50 @@ impl HoleyLexer {
             limits,
             flows: walker::FlowCache::default(),
             nfa: nfa::NfaCaches::default(),
+            tokens: None,
         })
+    }
+
+    /// Reads holes of one token ([`HoleKind::Token`]) with `vocab`'s tokens from now on:
+    /// builds the vocabulary's trie over this grammar's byte classes.
+    pub fn set_vocabulary(&mut self, vocab: Arc<crate::vocab::Vocabulary>) {
+        self.tokens = Some(tokens::TokenCaches::new(&self.lexicon, vocab));
+    }
+
+    /// The configurations that can stand at byte `offset` of chunk `chunk` (see
+    /// [`frontier`]); `TooLarge` past the configuration limit or without a vocabulary.
+    pub fn configs_at(
+        &mut self,
+        text: &HoleyText,
+        kinds: &[HoleKind],
+        chunk: usize,
+        offset: usize,
+    ) -> Result<Vec<config::ConfigId>, TooLarge> {
+        let tokens = self.tokens.as_mut().ok_or(TooLarge)?;
+        frontier::configs_at(
+            &self.lexicon,
+            &mut self.table,
+            tokens,
+            text,
+            kinds,
+            chunk,
+            offset,
+            self.limits.max_configs,
+        )
+    }
+
+    /// The vocabulary's text tokens grouped by what they do from `entries`.
+    pub fn effects(
+        &mut self,
+        entries: &[config::ConfigId],
+    ) -> Result<Vec<tokens::Effect>, TooLarge> {
+        let caches = self.tokens.as_ref().ok_or(TooLarge)?;
+        tokens::effects(&self.lexicon, &mut self.table, &caches.trie, entries)
+    }
+
+    /// The vocabulary and its trie, if one was set.
+    pub fn token_caches(&self) -> Option<&tokens::TokenCaches> {
+        self.tokens.as_ref()
     }
 
     pub fn lexicon(&self) -> &Lexicon {
@@ -79,10 +127,22 @@ impl HoleyLexer {
     /// An automaton (nondeterministic, trimmed) of all lexings of all fillings of `text`: the
     /// one the checker searches. See [`nfa`] for why it is not the DFA.
     pub fn automaton(&mut self, text: &HoleyText) -> Result<LexemeDfa, TooLarge> {
+        self.automaton_of_kinds(text, &[])
+    }
+
+    /// [`HoleyLexer::automaton`] for holes filled as `kinds` says (a hole of one token needs a
+    /// vocabulary: [`HoleyLexer::set_vocabulary`]).
+    pub fn automaton_of_kinds(
+        &mut self,
+        text: &HoleyText,
+        kinds: &[HoleKind],
+    ) -> Result<LexemeDfa, TooLarge> {
         nfa::build(
             &self.lexicon,
             &mut self.table,
             text,
+            kinds,
+            self.tokens.as_mut(),
             &self.min_cost,
             self.limits.max_dfa_states,
             &mut self.flows,

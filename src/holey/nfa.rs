@@ -27,14 +27,23 @@
 //! A hole member's edges depend only on its hole set and the chunk after the hole, so they are
 //! kept across checks ([`NfaCaches`]): a sampler changes one position at a time, and the
 //! chunks around the other holes stay as they were.
+//!
+//! A hole of exactly one token ([`HoleKind::Token`]) has *token members* `(hole, entry set)`:
+//! the configurations entering the hole, unclosed. Their edges are the union of the paths of
+//! every vocabulary token from those configurations ([`super::tokens`]): a path's terminals
+//! form a chain (through *path members*, one per terminal after the first) into the walk
+//! closure of its exit configuration at the first place of the next chunk; a path that
+//! completes no terminal is an ε-edge there. A hole that may also stay empty
+//! ([`HoleKind::TokenOrNone`]) adds ε-edges for its entry configurations unchanged.
 
-use std::rc::Rc;
+use std::sync::Arc;
 
 use hashbrown::HashMap;
 
 use super::config::{ConfigId, ConfigTable, HoleSetId, TooLarge};
+use super::tokens::TokenCaches;
 use super::walker::{FlowCache, FlowKey, Places, WalkMemo, Walker};
-use crate::canvas::HoleyText;
+use crate::canvas::{HoleKind, HoleyText};
 use crate::grammar::TerminalId;
 use crate::intersect::{Edge, LexemeDfa};
 use crate::lexicon::{Lexeme, Lexicon};
@@ -46,6 +55,15 @@ enum Node {
     End,
     Member(u32, ConfigId),
     Hole(u32, HoleSetId),
+    /// A hole of one token with its entry set.
+    Token(u32, HoleSetId),
+    /// After the first `step` terminals of path `path` of `Token(hole, set)`.
+    PathStep {
+        hole: u32,
+        set: HoleSetId,
+        path: u32,
+        step: u32,
+    },
 }
 
 /// An edge before its target is numbered: `(terminal, cost, target)`.
@@ -73,11 +91,11 @@ struct HoleOut {
 /// after the hole, and its per-check tables (emptied, not freed, so they are allocated once).
 #[derive(Default)]
 pub struct NfaCaches {
-    outs: HashMap<(HoleSetId, bool, Vec<u8>), Rc<HoleOut>>,
+    outs: HashMap<(HoleSetId, u8, Vec<u8>), Arc<HoleOut>>,
     walks: WalkMemo,
     ids: HashMap<Node, u32>,
     nodes: Vec<Node>,
-    reach: HashMap<(u32, ConfigId), Rc<[Node]>>,
+    reach: HashMap<(u32, ConfigId), Arc<[Node]>>,
 }
 
 impl NfaCaches {
@@ -90,17 +108,22 @@ impl NfaCaches {
     }
 }
 
-/// Builds the lexeme NFA of `text`, with at most `max_states` states before trimming.
+/// Builds the lexeme NFA of `text`, whose holes are filled as `kinds` says (all
+/// [`HoleKind::Any`] when empty; the others need `tokens`), with at most `max_states` states
+/// before trimming.
+#[allow(clippy::too_many_arguments)]
 pub fn build(
     lx: &Lexicon,
     table: &mut ConfigTable,
     text: &HoleyText,
+    kinds: &[HoleKind],
+    tokens: Option<&mut TokenCaches>,
     min_cost: &[u32],
     max_states: usize,
     flows: &mut FlowCache,
     caches: &mut NfaCaches,
 ) -> Result<LexemeDfa, TooLarge> {
-    let places = Places::new(text);
+    let places = Places::new(text, kinds);
     let NfaCaches {
         outs,
         walks,
@@ -118,6 +141,7 @@ pub fn build(
         nodes,
         reach,
         outs,
+        tokens,
         max_states,
     };
     b.id(Node::Start)?;
@@ -156,8 +180,9 @@ struct NfaBuilder<'a, 't> {
     ids: &'a mut HashMap<Node, u32>,
     nodes: &'a mut Vec<Node>,
     /// The walk closure after an emission at `(place, config)`.
-    reach: &'a mut HashMap<(u32, ConfigId), Rc<[Node]>>,
-    outs: &'a mut HashMap<(HoleSetId, bool, Vec<u8>), Rc<HoleOut>>,
+    reach: &'a mut HashMap<(u32, ConfigId), Arc<[Node]>>,
+    outs: &'a mut HashMap<(HoleSetId, u8, Vec<u8>), Arc<HoleOut>>,
+    tokens: Option<&'a mut TokenCaches>,
     max_states: usize,
 }
 
@@ -192,15 +217,45 @@ impl NfaBuilder<'_, '_> {
             Node::Hole(k, h) => {
                 let hole = self.hole_out(k, h)?;
                 let base = self.w.places.base[k as usize + 1];
+                let next_kind = self.w.places.kind(k + 1);
                 let node = |near| match near {
                     Near::Member(offset, c) => Node::Member(base + offset, c),
                     Near::SameHole(h2) => Node::Hole(k, h2),
-                    Near::NextHole(h2) => Node::Hole(k + 1, h2),
+                    Near::NextHole(h2) => hole_node(next_kind, k + 1, h2),
                     Near::End => Node::End,
                 };
                 out.extend(hole.edges.iter().map(|&(t, cost, n)| (t, cost, node(n))));
-                eps.extend(hole.next.map(|h2| Node::Hole(k + 1, h2)));
+                eps.extend(hole.next.map(|h2| hole_node(next_kind, k + 1, h2)));
                 Ok(hole.accepting)
+            }
+            Node::Token(k, set) => {
+                self.token_edges(k, set, out, eps)?;
+                Ok(false)
+            }
+            Node::PathStep {
+                hole,
+                set,
+                path,
+                step,
+            } => {
+                let paths = self.paths(set)?;
+                let p = &paths[path as usize];
+                let t = p.lexemes[step as usize];
+                if step as usize + 1 == p.lexemes.len() {
+                    let place = self.w.places.base[hole as usize + 1];
+                    for &n in self.closure(place, p.exit)?.iter() {
+                        out.push((t, 0, n));
+                    }
+                } else {
+                    let next = Node::PathStep {
+                        hole,
+                        set,
+                        path,
+                        step: step + 1,
+                    };
+                    out.push((t, 0, next));
+                }
+                Ok(false)
             }
             // The start folds in the edges of its closure, and keeps the ε-edges of its hole
             // members.
@@ -213,6 +268,52 @@ impl NfaBuilder<'_, '_> {
                 Ok(accepting)
             }
         }
+    }
+
+    /// The union of the paths of every token from the configurations of `set`.
+    fn paths(&mut self, set: HoleSetId) -> Result<Arc<[super::tokens::TokenPath]>, TooLarge> {
+        // A hole of one token without a vocabulary cannot be built: the checker never asks.
+        let tokens = self.tokens.as_deref_mut().ok_or(TooLarge)?;
+        tokens.union(self.w.lx, self.w.table, set)
+    }
+
+    /// The edges of a token member: each path's first terminal (into the next path member, or
+    /// into the closure after the token), ε-edges for paths that complete no terminal, and for
+    /// the configurations themselves where the hole may stay empty.
+    fn token_edges(
+        &mut self,
+        k: u32,
+        set: HoleSetId,
+        out: &mut Vec<Pending>,
+        eps: &mut Vec<Node>,
+    ) -> Result<(), TooLarge> {
+        let place = self.w.places.base[k as usize + 1];
+        if self.w.places.kind(k) == HoleKind::TokenOrNone {
+            for c in self.w.table.hole_set(set).to_vec() {
+                eps.extend(self.closure(place, c)?.iter().copied());
+            }
+        }
+        let paths = self.paths(set)?;
+        for (j, p) in paths.iter().enumerate() {
+            match p.lexemes.len() {
+                0 => eps.extend(self.closure(place, p.exit)?.iter().copied()),
+                1 => {
+                    for &n in self.closure(place, p.exit)?.iter() {
+                        out.push((p.lexemes[0], 0, n));
+                    }
+                }
+                _ => {
+                    let next = Node::PathStep {
+                        hole: k,
+                        set,
+                        path: j as u32,
+                        step: 1,
+                    };
+                    out.push((p.lexemes[0], 0, next));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// The price of a lexeme that ends at `place`: free in chunk text, its shortest length
@@ -245,10 +346,10 @@ impl NfaBuilder<'_, '_> {
 
     /// A hole member's edges: its lexemes inside the hole and its flow's lexemes in the chunk
     /// after it; its acceptance, and the next hole's set its flow enters.
-    fn hole_out(&mut self, k: u32, h: HoleSetId) -> Result<Rc<HoleOut>, TooLarge> {
+    fn hole_out(&mut self, k: u32, h: HoleSetId) -> Result<Arc<HoleOut>, TooLarge> {
         let chunk = k as usize + 1;
         let text = self.w.places.text;
-        let last = chunk + 1 == text.chunks.len();
+        let last = self.w.places.follow(chunk);
         if let Some(hole) = self.outs.get(&FlowKey(h, last, &text.chunks[chunk])) {
             return Ok(hole.clone());
         }
@@ -256,8 +357,8 @@ impl NfaBuilder<'_, '_> {
         let near = |n: Node| match n {
             Node::Member(place, c) => Near::Member(place - base, c),
             Node::Hole(k2, h2) if k2 == k => Near::SameHole(h2),
-            Node::Hole(_, h2) => Near::NextHole(h2),
-            Node::End | Node::Start => Near::End,
+            Node::Hole(_, h2) | Node::Token(_, h2) => Near::NextHole(h2),
+            Node::End | Node::Start | Node::PathStep { .. } => Near::End,
         };
         let mut edges = Vec::new();
         for &(t, h2) in self.w.table.hole_moves(self.w.lx, h)? {
@@ -277,7 +378,7 @@ impl NfaBuilder<'_, '_> {
         let next = flow.next.map(|(_, h2)| h2);
         edges.sort_unstable_by_key(|&(t, cost, n)| (t, n, cost));
         edges.dedup_by_key(|&mut (t, _, n)| (t, n));
-        let hole = Rc::new(HoleOut {
+        let hole = Arc::new(HoleOut {
             edges,
             accepting,
             next,
@@ -291,7 +392,7 @@ impl NfaBuilder<'_, '_> {
     }
 
     /// The states that configuration `c` at `place` reaches without emitting a terminal.
-    fn closure(&mut self, place: u32, c: ConfigId) -> Result<Rc<[Node]>, TooLarge> {
+    fn closure(&mut self, place: u32, c: ConfigId) -> Result<Arc<[Node]>, TooLarge> {
         if let Some(nodes) = self.reach.get(&(place, c)) {
             return Ok(nodes.clone());
         }
@@ -304,13 +405,27 @@ impl NfaBuilder<'_, '_> {
         let accepting = walk.accepting;
         let entries = walk.entries.clone();
         let holes = self.w.hole_members(entries)?;
-        nodes.extend(holes.into_iter().map(|(k, h)| Node::Hole(k, h)));
+        let places = self.w.places;
+        nodes.extend(
+            holes
+                .into_iter()
+                .map(|(k, h)| hole_node(places.kind(k), k, h)),
+        );
         if accepting {
             nodes.push(Node::End);
         }
-        let nodes: Rc<[Node]> = nodes.into();
+        let nodes: Arc<[Node]> = nodes.into();
         self.reach.insert((place, c), nodes.clone());
         Ok(nodes)
+    }
+}
+
+/// The member of hole `k` for set `h`: a hole member, or a token member for a hole of one
+/// token.
+fn hole_node(kind: HoleKind, k: u32, h: HoleSetId) -> Node {
+    match kind {
+        HoleKind::Any => Node::Hole(k, h),
+        HoleKind::Token | HoleKind::TokenOrNone => Node::Token(k, h),
     }
 }
 

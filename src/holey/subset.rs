@@ -48,7 +48,7 @@ pub fn determinize(
     max_states: usize,
     cache: &mut FlowCache,
 ) -> Result<RawDfa, TooLarge> {
-    let places = Places::new(text);
+    let places = Places::new(text, &[]);
     let mut memo = WalkMemo::default();
     let mut builder = Subsets {
         w: Walker::new(lx, table, &places, &mut memo, cache),

@@ -16,25 +16,47 @@ use hashbrown::HashMap;
 use smallvec::SmallVec;
 
 use super::config::{ConfigId, ConfigTable, HoleSetId, TooLarge, DEAD_CONFIG};
-use crate::canvas::HoleyText;
+use crate::canvas::{HoleKind, HoleyText};
 use crate::grammar::TerminalId;
 use crate::lexicon::{Lexeme, Lexicon};
 
 /// Places of the text: chunk `k` spans `base[k] ..= base[k] + len(k)`.
 pub(super) struct Places<'t> {
     pub text: &'t HoleyText,
+    /// What fills each hole; empty when every hole is [`HoleKind::Any`].
+    pub kinds: &'t [HoleKind],
     pub base: Vec<u32>,
 }
 
+/// What follows a chunk, as caches by chunk text must know it: the end of the text, a hole
+/// of any text (its hole set is closed), or a hole of one token (its set is the entry set).
+pub(super) fn follow_code(last: bool, kind: HoleKind) -> u8 {
+    match (last, kind) {
+        (true, _) => 0,
+        (false, HoleKind::Any) => 1,
+        (false, _) => 2,
+    }
+}
+
 impl<'t> Places<'t> {
-    pub fn new(text: &'t HoleyText) -> Self {
+    pub fn new(text: &'t HoleyText, kinds: &'t [HoleKind]) -> Self {
         let mut base = Vec::with_capacity(text.chunks.len());
         let mut next = 0u32;
         for c in &text.chunks {
             base.push(next);
             next += c.len() as u32 + 1;
         }
-        Places { text, base }
+        Places { text, kinds, base }
+    }
+
+    /// What fills hole `k`.
+    pub fn kind(&self, k: u32) -> HoleKind {
+        self.kinds.get(k as usize).copied().unwrap_or_default()
+    }
+
+    /// What follows chunk `k` (see [`follow_code`]).
+    pub fn follow(&self, k: usize) -> u8 {
+        follow_code(k + 1 == self.text.chunks.len(), self.kind(k as u32))
     }
 
     /// The chunk a place lies in.
@@ -73,7 +95,7 @@ pub(super) struct Flow {
 /// position at a time, so most chunks of a canvas were seen in the previous check.
 #[derive(Default)]
 pub struct FlowCache {
-    flows: HashMap<(HoleSetId, bool, Vec<u8>), ChunkFlow>,
+    flows: HashMap<(HoleSetId, u8, Vec<u8>), ChunkFlow>,
 }
 
 /// [`Flow`] with places as offsets into the chunk and the next hole set without its hole.
@@ -87,12 +109,12 @@ impl FlowCache {
     /// Entries kept before the cache is emptied (a cheap bound on its memory).
     const CAPACITY: usize = 1 << 14;
 
-    fn get(&self, h: HoleSetId, last: bool, chunk: &[u8]) -> Option<&ChunkFlow> {
+    fn get(&self, h: HoleSetId, last: u8, chunk: &[u8]) -> Option<&ChunkFlow> {
         // Borrowed lookup: hashbrown's Equivalent lets a (h, last, &[u8]) find the key.
         self.flows.get(&FlowKey(h, last, chunk))
     }
 
-    fn insert(&mut self, h: HoleSetId, last: bool, chunk: Vec<u8>, flow: ChunkFlow) {
+    fn insert(&mut self, h: HoleSetId, last: u8, chunk: Vec<u8>, flow: ChunkFlow) {
         if self.flows.len() >= Self::CAPACITY {
             self.flows.clear();
         }
@@ -100,13 +122,13 @@ impl FlowCache {
     }
 }
 
-/// A borrowed form of the key of caches by hole set and chunk text (and whether the chunk is
-/// the last).
+/// A borrowed form of the key of caches by hole set and chunk text (and what follows the
+/// chunk: [`follow_code`]).
 #[derive(Hash)]
-pub(super) struct FlowKey<'a>(pub HoleSetId, pub bool, pub &'a [u8]);
+pub(super) struct FlowKey<'a>(pub HoleSetId, pub u8, pub &'a [u8]);
 
-impl hashbrown::Equivalent<(HoleSetId, bool, Vec<u8>)> for FlowKey<'_> {
-    fn equivalent(&self, key: &(HoleSetId, bool, Vec<u8>)) -> bool {
+impl hashbrown::Equivalent<(HoleSetId, u8, Vec<u8>)> for FlowKey<'_> {
+    fn equivalent(&self, key: &(HoleSetId, u8, Vec<u8>)) -> bool {
         self.0 == key.0 && self.1 == key.1 && self.2 == &key.2[..]
     }
 }
@@ -129,7 +151,7 @@ pub(super) struct FlowMove {
 pub(super) struct WalkMemo {
     walks: HashMap<(u32, ConfigId), Walk>,
     flows: HashMap<(u32, HoleSetId), Flow>,
-    flow_moves: HashMap<(u32, HoleSetId), std::rc::Rc<MovesByTerminal>>,
+    flow_moves: HashMap<(u32, HoleSetId), std::sync::Arc<MovesByTerminal>>,
 }
 
 impl WalkMemo {
@@ -174,7 +196,8 @@ impl<'a, 't> Walker<'a, 't> {
     }
 
     /// The hole members that configurations entering holes (`(hole, config)`) start: one hole
-    /// set per hole, of all the configurations entering it.
+    /// set per hole, of all the configurations entering it (closed for a hole of any text, as
+    /// they are for a hole of one token).
     pub fn hole_members(
         &mut self,
         mut entries: Vec<(u32, ConfigId)>,
@@ -184,9 +207,18 @@ impl<'a, 't> Walker<'a, 't> {
         let mut holes = Vec::new();
         for group in entries.chunk_by(|a, b| a.0 == b.0) {
             let configs: Vec<ConfigId> = group.iter().map(|&(_, c)| c).collect();
-            holes.push((group[0].0, self.table.hole_closure(self.lx, &configs)?));
+            holes.push((group[0].0, self.hole_set(group[0].0, configs)?));
         }
         Ok(holes)
+    }
+
+    /// The set of `configs` entering hole `k`: their closure for a hole of any text, the
+    /// configurations themselves for a hole of one token.
+    fn hole_set(&mut self, k: u32, configs: Vec<ConfigId>) -> Result<HoleSetId, TooLarge> {
+        match self.places.kind(k) {
+            HoleKind::Any => self.table.hole_closure(self.lx, &configs),
+            HoleKind::Token | HoleKind::TokenOrNone => self.table.intern_set(configs),
+        }
     }
 
     /// What the members of hole set `h` in hole `k` reach in chunk `k + 1`.
@@ -194,7 +226,7 @@ impl<'a, 't> Walker<'a, 't> {
         if !self.memo.flows.contains_key(&(k, h)) {
             let chunk = k as usize + 1;
             let base = self.places.base[chunk];
-            let last = chunk + 1 == self.places.text.chunks.len();
+            let last = self.places.follow(chunk);
             let bytes = &self.places.text.chunks[chunk];
             if let Some(cached) = self.cache.get(h, last, bytes) {
                 let flow = Flow {
@@ -214,7 +246,7 @@ impl<'a, 't> Walker<'a, 't> {
             let next = if configs.is_empty() {
                 None
             } else {
-                Some((chunk as u32, self.table.hole_closure(self.lx, &configs)?))
+                Some((chunk as u32, self.hole_set(chunk as u32, configs)?))
             };
             let flow = Flow {
                 members: walk.members,
@@ -241,7 +273,7 @@ impl<'a, 't> Walker<'a, 't> {
         &mut self,
         k: u32,
         h: HoleSetId,
-    ) -> Result<std::rc::Rc<MovesByTerminal>, TooLarge> {
+    ) -> Result<std::sync::Arc<MovesByTerminal>, TooLarge> {
         if let Some(m) = self.memo.flow_moves.get(&(k, h)) {
             return Ok(m.clone());
         }
@@ -270,7 +302,7 @@ impl<'a, 't> Walker<'a, 't> {
             })
             .collect();
         moves.sort_unstable_by_key(|m| m.terminal);
-        let moves = std::rc::Rc::new(moves);
+        let moves = std::sync::Arc::new(moves);
         self.memo.flow_moves.insert((k, h), moves.clone());
         Ok(moves)
     }

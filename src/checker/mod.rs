@@ -5,6 +5,9 @@
 //! sampler gives up on the model's proposals. All caches belong to the checker, so checkers of
 //! different grammars never share state.
 
+mod tokens;
+
+use std::sync::Arc;
 use std::time::Instant;
 
 use serde::Serialize;
@@ -16,6 +19,9 @@ use crate::grammar::{spec, Grammar, GrammarError, NormalGrammar, TerminalId};
 use crate::holey::{HoleyLexer, LexLimits};
 use crate::intersect::{Edge, LexemeDfa, Searcher, Verdict, DEFAULT_BUDGET};
 use crate::lexicon::{Lexeme, LexiconError};
+use crate::vocab::Vocabulary;
+
+pub use tokens::Allowed;
 
 /// The answer for one canvas.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize)]
@@ -98,6 +104,16 @@ impl Checker {
         checker.check_text(&HoleyText {
             chunks: vec![Vec::new(), Vec::new()],
         });
+        Ok(checker)
+    }
+
+    /// A checker that also reads token canvases of `vocab`'s ids.
+    pub fn with_vocabulary(
+        grammar: Grammar,
+        vocab: Arc<Vocabulary>,
+    ) -> Result<Checker, CheckerError> {
+        let mut checker = Self::new(grammar)?;
+        checker.set_vocabulary(vocab);
         Ok(checker)
     }
 

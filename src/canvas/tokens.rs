@@ -1,0 +1,273 @@
+//! Token canvases: a model's output as vocabulary ids, one per position, and its reading as
+//! text with holes under token-exact semantics.
+//!
+//! A diffusion model puts exactly one vocabulary token in each masked position, so a run of
+//! masks is not "any string" (the text canvas's hole, [`super::HoleKind::Any`]):
+//! - a run of `k` masks followed by a placed text token holds exactly `k` text tokens;
+//! - a run that reaches the end of the output (the first EOS, or the canvas's end) holds at most
+//!   `k` text tokens, then the output ends (each of its positions may hold an EOS);
+//! - the first EOS ends the output; after it only EOS (or masks, which can only become EOS) may
+//!   stand, since the model's text after an EOS would be thrown away;
+//! - a forbidden id (a special token, an id with no bytes) is never valid.
+//!
+//! The reading is exact for runs of up to [`EXACT_RUN`] positions (one hole of one token per
+//! position). A longer run is read as one token, then any text, then one token (a trailing one
+//! as any text): a superset of what its tokens can write, so nothing a model could still do is
+//! ever rejected, and exact at the run's two ends, where a sampler places next.
+
+use thiserror::Error;
+
+use super::{HoleKind, HoleyText};
+use crate::vocab::{TokenId, TokenKind, Vocabulary};
+
+/// Runs of at most this many masks are read exactly (one hole per position); see the
+/// [module docs](self).
+pub const EXACT_RUN: usize = 2;
+
+/// A canvas of vocabulary ids: `Some(id)` is a placed token, `None` a masked position.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct TokenCanvas {
+    pub cells: Vec<Option<TokenId>>,
+}
+
+impl TokenCanvas {
+    pub fn new(cells: Vec<Option<TokenId>>) -> Self {
+        TokenCanvas { cells }
+    }
+
+    /// A canvas of `len` masked positions.
+    pub fn masked(len: usize) -> Self {
+        TokenCanvas {
+            cells: vec![None; len],
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.cells.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.cells.is_empty()
+    }
+
+    /// The masked positions, ascending.
+    pub fn masked_positions(&self) -> Vec<usize> {
+        (0..self.cells.len())
+            .filter(|&i| self.cells[i].is_none())
+            .collect()
+    }
+
+    /// Masks `positions` again (a remasking sampler takes tokens back); positions past the end
+    /// are ignored.
+    pub fn retract(&mut self, positions: &[usize]) {
+        for &p in positions {
+            if let Some(c) = self.cells.get_mut(p) {
+                *c = None;
+            }
+        }
+    }
+
+    /// The canvas with `id` at `position`.
+    pub fn with(&self, position: usize, id: TokenId) -> TokenCanvas {
+        let mut c = self.clone();
+        c.cells[position] = Some(id);
+        c
+    }
+}
+
+/// What is wrong with a token canvas or a question about it.
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+pub enum TokenCanvasError {
+    #[error("position {position}: token id {id} is outside the vocabulary ({vocab_len} ids)")]
+    IdOutOfRange {
+        position: usize,
+        id: TokenId,
+        vocab_len: usize,
+    },
+    #[error("position {position} is past the canvas's end ({len} positions)")]
+    PositionOutOfRange { position: usize, len: usize },
+    #[error("position {position} is not masked (it holds token {id})")]
+    NotMasked { position: usize, id: TokenId },
+    #[error("the checker has no vocabulary: build it with one for token canvases")]
+    NoVocabulary,
+}
+
+/// A token canvas read as text with holes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TokenReading {
+    /// The text, what fills each hole, and (if one was asked for) where the open position's
+    /// token would begin: `(chunk, byte offset)`.
+    Text {
+        text: HoleyText,
+        kinds: Vec<HoleKind>,
+        open_at: Option<(usize, usize)>,
+    },
+    /// No filling is valid, for the reason given.
+    Broken(&'static str),
+}
+
+/// Reads `canvas` over `vocab`. With `open = Some(p)`, masked position `p` is read as a placed
+/// token of no bytes, and the reading says where its text would begin (for a position's
+/// mask: every token there is read against the same neighbours).
+pub fn read_tokens(
+    canvas: &TokenCanvas,
+    vocab: &Vocabulary,
+    open: Option<usize>,
+) -> Result<TokenReading, TokenCanvasError> {
+    let cells = &canvas.cells;
+    let mut end = cells.len();
+    for (position, cell) in cells.iter().enumerate() {
+        let Some(id) = *cell else { continue };
+        match vocab.kind(id) {
+            None => {
+                return Err(TokenCanvasError::IdOutOfRange {
+                    position,
+                    id,
+                    vocab_len: vocab.len(),
+                })
+            }
+            Some(TokenKind::Eos) => end = end.min(position),
+            Some(_) => {}
+        }
+    }
+    if let Some(p) = open {
+        if p >= cells.len() {
+            return Err(TokenCanvasError::PositionOutOfRange {
+                position: p,
+                len: cells.len(),
+            });
+        }
+    }
+    let kind_at = |i: usize| cells[i].and_then(|id| vocab.kind(id));
+    if (0..cells.len()).any(|i| kind_at(i) == Some(TokenKind::Forbidden)) {
+        return Ok(TokenReading::Broken(
+            "a forbidden token (special, or no bytes)",
+        ));
+    }
+    if (end..cells.len()).any(|i| kind_at(i) == Some(TokenKind::Text) || open == Some(i)) {
+        return Ok(TokenReading::Broken("text after the end of the output"));
+    }
+    let mut chunks = vec![Vec::new()];
+    let mut kinds = Vec::new();
+    let mut open_at = None;
+    let mut i = 0;
+    while i < end {
+        if open == Some(i) {
+            let last = chunks.len() - 1;
+            open_at = Some((last, chunks[last].len()));
+            i += 1;
+            continue;
+        }
+        if let Some(id) = cells[i] {
+            chunks
+                .last_mut()
+                .expect("chunks start non-empty")
+                .extend_from_slice(vocab.bytes(id));
+            i += 1;
+            continue;
+        }
+        let run_end = (i..end)
+            .find(|&j| cells[j].is_some() || open == Some(j))
+            .unwrap_or(end);
+        let k = run_end - i;
+        let trailing = run_end == end;
+        let holes: &[HoleKind] = match (trailing, k <= EXACT_RUN) {
+            (false, true) => &[HoleKind::Token; EXACT_RUN][..k],
+            (false, false) => &[HoleKind::Token, HoleKind::Any, HoleKind::Token],
+            (true, true) => &[HoleKind::TokenOrNone; EXACT_RUN][..k],
+            (true, false) => &[HoleKind::Any],
+        };
+        for &h in holes {
+            kinds.push(h);
+            chunks.push(Vec::new());
+        }
+        i = run_end;
+    }
+    Ok(TokenReading::Text {
+        text: HoleyText { chunks },
+        kinds,
+        open_at,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vocab() -> Vocabulary {
+        // 0 "a", 1 "bc", 2 EOS, 3 forbidden (no bytes)
+        Vocabulary::new(
+            vec![b"a".to_vec(), b"bc".to_vec(), b"</s>".to_vec(), vec![]],
+            &[2],
+            &[],
+        )
+    }
+
+    fn read(cells: &[Option<TokenId>]) -> TokenReading {
+        read_tokens(&TokenCanvas::new(cells.to_vec()), &vocab(), None).unwrap()
+    }
+
+    fn text(chunks: &[&str], kinds: &[HoleKind]) -> TokenReading {
+        TokenReading::Text {
+            text: HoleyText {
+                chunks: chunks.iter().map(|c| c.as_bytes().to_vec()).collect(),
+            },
+            kinds: kinds.to_vec(),
+            open_at: None,
+        }
+    }
+
+    #[test]
+    fn runs_become_token_holes() {
+        use HoleKind::*;
+        assert_eq!(
+            read(&[Some(0), None, Some(1)]),
+            text(&["a", "bc"], &[Token])
+        );
+        assert_eq!(
+            read(&[Some(0), None, None, Some(1)]),
+            text(&["a", "", "bc"], &[Token, Token])
+        );
+        assert_eq!(
+            read(&[None, None, None, Some(1)]),
+            text(&["", "", "", "bc"], &[Token, Any, Token])
+        );
+        assert_eq!(read(&[Some(0), None]), text(&["a", ""], &[TokenOrNone]));
+        assert_eq!(read(&[Some(0), None, None, None]), text(&["a", ""], &[Any]));
+        assert_eq!(
+            read(&[Some(0), None, Some(2), None]),
+            text(&["a", ""], &[TokenOrNone])
+        );
+    }
+
+    #[test]
+    fn eos_ends_the_output() {
+        assert_eq!(read(&[Some(0), Some(2), Some(2)]), text(&["a"], &[]));
+        assert!(matches!(
+            read(&[Some(0), Some(2), Some(1)]),
+            TokenReading::Broken(_)
+        ));
+        assert!(matches!(read(&[Some(3)]), TokenReading::Broken(_)));
+        let e = read_tokens(&TokenCanvas::new(vec![Some(9)]), &vocab(), None).unwrap_err();
+        assert!(matches!(
+            e,
+            TokenCanvasError::IdOutOfRange { position: 0, .. }
+        ));
+    }
+
+    #[test]
+    fn an_open_position_splits_its_run() {
+        let c = TokenCanvas::new(vec![Some(0), None, None, None, Some(1)]);
+        let TokenReading::Text {
+            text,
+            kinds,
+            open_at,
+        } = read_tokens(&c, &vocab(), Some(2)).unwrap()
+        else {
+            panic!("not broken")
+        };
+        assert_eq!(text.chunks, vec![b"a".to_vec(), vec![], b"bc".to_vec()]);
+        assert_eq!(kinds, vec![HoleKind::Token, HoleKind::Token]);
+        assert_eq!(open_at, Some((1, 0)));
+    }
+}

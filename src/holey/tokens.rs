@@ -1,0 +1,386 @@
+//! What one vocabulary token does to the lexer: the walk of every token at once, over a trie.
+//!
+//! A masked position holds exactly one token of the vocabulary. Seen from the lexer, a token
+//! entering with configuration `c` either dies, or leaves along one or more *paths*: the
+//! terminals it completes inside itself, in order, and the configuration it leaves with (its
+//! last lexeme may go on into the text after it). Two tokens with the same paths from every
+//! entry configuration are interchangeable for every question the checker can ask, so the
+//! vocabulary's 150k ids collapse into few *effects*.
+//!
+//! The walk reads a trie of the vocabulary's text tokens over the lexicon's byte classes
+//! ([`ClassTrie`], built once per grammar and vocabulary: bytes in one class move every lexer
+//! state alike, so tokens that differ only within classes share a trie path). Nodes are laid
+//! out in preorder with a skip pointer past each subtree, so the walk is a loop over an array
+//! that jumps past a subtree as soon as every path through it is dead (llguidance walks its
+//! token trie the same way). The state at depth `d` is the set of paths after the first `d`
+//! bytes; the set at a node that ends tokens is their effect.
+//!
+//! Emissions: a configuration that can end its token may emit between two bytes of the token.
+//! An emission at the token's very start belongs to the text before it, and one at its very end
+//! to the text after it (the canvas walk makes both), so only emissions strictly inside the
+//! token are part of its paths.
+
+use std::sync::Arc;
+
+use hashbrown::HashMap;
+use smallvec::SmallVec;
+
+use super::config::{ConfigId, ConfigTable, TooLarge, DEAD_CONFIG};
+use crate::grammar::TerminalId;
+use crate::lexicon::{Lexeme, Lexicon};
+use crate::vocab::{TokenId, TokenKind, Vocabulary};
+
+/// The vocabulary's text tokens as a trie over byte classes, in preorder. See the
+/// [module docs](self).
+#[derive(Debug)]
+pub struct ClassTrie {
+    /// The class on the edge into node `i` (node 0 is the root).
+    class: Vec<u16>,
+    depth: Vec<u16>,
+    /// The first node after node `i`'s subtree.
+    next: Vec<u32>,
+    /// Tokens ending at node `i`: `ids[ends[i]..ends[i + 1]]`.
+    ends: Vec<u32>,
+    ids: Vec<TokenId>,
+}
+
+impl ClassTrie {
+    /// The trie of `vocab`'s text tokens under `lx`'s byte classes.
+    pub fn new(lx: &Lexicon, vocab: &Vocabulary) -> ClassTrie {
+        let mut keyed: Vec<(Vec<u16>, TokenId)> = vocab
+            .text_ids()
+            .map(|id| {
+                let classes = vocab
+                    .bytes(id)
+                    .iter()
+                    .map(|&b| lx.class_of(b) as u16)
+                    .collect();
+                (classes, id)
+            })
+            .collect();
+        keyed.sort_unstable();
+        let mut t = ClassTrie {
+            class: vec![0],
+            depth: vec![0],
+            next: vec![0],
+            ends: Vec::new(),
+            ids: Vec::with_capacity(keyed.len()),
+        };
+        // `ends_at[i]`: tokens ending at node i, filled in id order below.
+        let mut ends_at: Vec<Vec<TokenId>> = vec![Vec::new()];
+        // The open path: node ids from the root.
+        let mut path: Vec<u32> = vec![0];
+        let mut prev: &[u16] = &[];
+        for (seq, id) in &keyed {
+            let common = seq.iter().zip(prev).take_while(|(a, b)| a == b).count();
+            while path.len() > common + 1 {
+                let done = path.pop().expect("deeper than the root");
+                t.next[done as usize] = t.class.len() as u32;
+            }
+            for &c in &seq[common..] {
+                let node = t.class.len() as u32;
+                t.class.push(c);
+                t.depth.push(path.len() as u16);
+                t.next.push(0);
+                ends_at.push(Vec::new());
+                path.push(node);
+            }
+            ends_at[*path.last().expect("the root at least") as usize].push(*id);
+            prev = seq;
+        }
+        let n = t.class.len() as u32;
+        for done in path {
+            t.next[done as usize] = n;
+        }
+        for ids in ends_at {
+            t.ends.push(t.ids.len() as u32);
+            t.ids.extend(ids);
+        }
+        t.ends.push(t.ids.len() as u32);
+        t
+    }
+
+    /// Number of nodes, the root included.
+    pub fn num_nodes(&self) -> usize {
+        self.class.len()
+    }
+
+    fn tokens_at(&self, node: usize) -> &[TokenId] {
+        &self.ids[self.ends[node] as usize..self.ends[node + 1] as usize]
+    }
+}
+
+/// One way through a token: the terminals it completes inside itself, and the configuration
+/// it leaves with.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct TokenPath {
+    pub lexemes: SmallVec<[TerminalId; 2]>,
+    pub exit: ConfigId,
+}
+
+/// A path in progress: `(entry index, lexeme sequence, configuration)`.
+type Partial = (u32, u32, ConfigId);
+
+/// Lexeme sequences as a trie: sequence 0 is empty, `nodes[s] = (parent, terminal)`.
+#[derive(Default)]
+struct Sequences {
+    nodes: Vec<(u32, TerminalId)>,
+    ids: HashMap<(u32, TerminalId), u32>,
+}
+
+impl Sequences {
+    fn new() -> Self {
+        Sequences {
+            nodes: vec![(0, TerminalId(0))],
+            ids: HashMap::new(),
+        }
+    }
+
+    fn push(&mut self, s: u32, t: TerminalId) -> u32 {
+        let n = self.nodes.len() as u32;
+        *self.ids.entry((s, t)).or_insert_with(|| {
+            self.nodes.push((s, t));
+            n
+        })
+    }
+
+    fn lexemes(&self, mut s: u32) -> SmallVec<[TerminalId; 2]> {
+        let mut out = SmallVec::new();
+        while s != 0 {
+            let (parent, t) = self.nodes[s as usize];
+            out.push(t);
+            s = parent;
+        }
+        out.reverse();
+        out
+    }
+}
+
+/// The most partial paths one trie node may hold; more makes the walk `TooLarge`.
+const MAX_PARTIALS: usize = 1 << 14;
+
+/// Walks every token of `trie` from the configurations `entries`, calling `visit(partials,
+/// tokens)` at each node that ends tokens and where some path is still alive, with the
+/// node's partial paths sorted (the entry index of a path is its position in `entries`).
+/// Returns the lexeme sequences the paths refer to.
+fn walk<F>(
+    lx: &Lexicon,
+    table: &mut ConfigTable,
+    trie: &ClassTrie,
+    entries: &[ConfigId],
+    mut visit: F,
+) -> Result<Sequences, TooLarge>
+where
+    F: FnMut(&[Partial], &[TokenId]),
+{
+    let mut seqs = Sequences::new();
+    let max_depth = trie.depth.iter().copied().max().unwrap_or(0) as usize;
+    // closed[d]: the partial paths after d bytes with emissions made (for d = 0: the entries,
+    // which emit nothing at the token's start).
+    let mut closed: Vec<Vec<Partial>> = vec![Vec::new(); max_depth + 1];
+    closed[0] = entries
+        .iter()
+        .enumerate()
+        .map(|(i, &c)| (i as u32, 0, c))
+        .collect();
+    let mut here: Vec<Partial> = Vec::new();
+    let mut node = 1;
+    while node < trie.num_nodes() {
+        let d = trie.depth[node] as usize;
+        let class = trie.class[node] as usize;
+        here.clear();
+        for &(e, s, c) in &closed[d - 1] {
+            let n = table.step(lx, c, class)?;
+            if n != DEAD_CONFIG {
+                here.push((e, s, n));
+            }
+        }
+        if here.is_empty() {
+            node = trie.next[node] as usize;
+            continue;
+        }
+        here.sort_unstable();
+        here.dedup();
+        let tokens = trie.tokens_at(node);
+        if !tokens.is_empty() {
+            visit(&here, tokens);
+        }
+        if trie.next[node] as usize > node + 1 {
+            let out = &mut closed[d];
+            out.clear();
+            for &(e, s, c) in &here {
+                out.push((e, s, c));
+                for &(l, n) in table.emits(lx, c)? {
+                    match l {
+                        Lexeme::Terminal(t) => out.push((e, seqs.push(s, t), n)),
+                        Lexeme::Skip => out.push((e, s, n)),
+                    }
+                }
+            }
+            out.sort_unstable();
+            out.dedup();
+            if out.len() > MAX_PARTIALS {
+                return Err(TooLarge);
+            }
+        }
+        node += 1;
+    }
+    Ok(seqs)
+}
+
+/// Every path of every token from any of `entries` (the union, for a position that may hold
+/// any token).
+pub fn union_paths(
+    lx: &Lexicon,
+    table: &mut ConfigTable,
+    trie: &ClassTrie,
+    entries: &[ConfigId],
+) -> Result<Vec<TokenPath>, TooLarge> {
+    let mut seen: hashbrown::HashSet<(u32, ConfigId)> = hashbrown::HashSet::new();
+    let mut last: Vec<Partial> = Vec::new();
+    let seqs = walk(lx, table, trie, entries, |partials, _| {
+        // Neighbouring nodes often hold the same paths (every letter inside a string).
+        if partials != last.as_slice() {
+            seen.extend(partials.iter().map(|&(_, s, c)| (s, c)));
+            last.clear();
+            last.extend_from_slice(partials);
+        }
+    })?;
+    let mut out: Vec<TokenPath> = seen
+        .into_iter()
+        .map(|(s, exit)| TokenPath {
+            lexemes: seqs.lexemes(s),
+            exit,
+        })
+        .collect();
+    out.sort_unstable();
+    Ok(out)
+}
+
+/// The tokens of one effect: for each entry index, its paths.
+#[derive(Clone, Debug)]
+pub struct Effect {
+    pub paths: Vec<(u32, TokenPath)>,
+    pub tokens: Vec<TokenId>,
+}
+
+/// The vocabulary's text tokens grouped by effect from `entries`; tokens that die from every
+/// entry are left out.
+pub fn effects(
+    lx: &Lexicon,
+    table: &mut ConfigTable,
+    trie: &ClassTrie,
+    entries: &[ConfigId],
+) -> Result<Vec<Effect>, TooLarge> {
+    let mut ids: HashMap<Vec<Partial>, usize> = HashMap::new();
+    let mut groups: Vec<(Vec<Partial>, Vec<TokenId>)> = Vec::new();
+    let mut last: Option<usize> = None;
+    let seqs = walk(lx, table, trie, entries, |partials, tokens| {
+        let g = match last {
+            Some(g) if groups[g].0 == partials => g,
+            _ => *ids.entry(partials.to_vec()).or_insert_with(|| {
+                groups.push((partials.to_vec(), Vec::new()));
+                groups.len() - 1
+            }),
+        };
+        groups[g].1.extend_from_slice(tokens);
+        last = Some(g);
+    })?;
+    Ok(groups
+        .into_iter()
+        .map(|(partials, tokens)| Effect {
+            paths: partials
+                .into_iter()
+                .map(|(e, s, exit)| {
+                    (
+                        e,
+                        TokenPath {
+                            lexemes: seqs.lexemes(s),
+                            exit,
+                        },
+                    )
+                })
+                .collect(),
+            tokens,
+        })
+        .collect())
+}
+
+/// What the checker keeps per vocabulary: the trie, and the union of paths by entry set.
+pub struct TokenCaches {
+    pub vocab: Arc<Vocabulary>,
+    pub trie: ClassTrie,
+    unions: HashMap<u32, Arc<[TokenPath]>>,
+}
+
+impl TokenCaches {
+    /// Entry sets whose paths are kept before the cache is emptied.
+    const CAPACITY: usize = 1 << 12;
+
+    pub fn new(lx: &Lexicon, vocab: Arc<Vocabulary>) -> Self {
+        let trie = ClassTrie::new(lx, &vocab);
+        TokenCaches {
+            vocab,
+            trie,
+            unions: HashMap::new(),
+        }
+    }
+
+    /// The union of paths from the interned configuration set `set`.
+    pub fn union(
+        &mut self,
+        lx: &Lexicon,
+        table: &mut ConfigTable,
+        set: u32,
+    ) -> Result<Arc<[TokenPath]>, TooLarge> {
+        if let Some(p) = self.unions.get(&set) {
+            return Ok(p.clone());
+        }
+        let entries = table.hole_set(set).to_vec();
+        let paths: Arc<[TokenPath]> = union_paths(lx, table, &self.trie, &entries)?.into();
+        if self.unions.len() >= Self::CAPACITY {
+            self.unions.clear();
+        }
+        self.unions.insert(set, paths.clone());
+        Ok(paths)
+    }
+
+    /// Whether `id` is a text token (its bytes join the output).
+    pub fn is_text(&self, id: TokenId) -> bool {
+        self.vocab.kind(id) == Some(TokenKind::Text)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::grammar::spec;
+
+    fn lexicon(spec_text: &str) -> Lexicon {
+        Lexicon::new(&spec::load(spec_text).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn the_trie_holds_every_text_token_once_in_preorder() {
+        let lx = lexicon("json");
+        let words = ["a", "ab", "b", "\"", "\"a", "1", "12", "", "ab"];
+        let bytes: Vec<Vec<u8>> = words.iter().map(|w| w.as_bytes().to_vec()).collect();
+        let v = Vocabulary::new(bytes, &[], &[]);
+        let t = ClassTrie::new(&lx, &v);
+        let mut all: Vec<TokenId> = t.ids.clone();
+        all.sort_unstable();
+        assert_eq!(all, [0, 1, 2, 3, 4, 5, 6, 8], "id 7 has no bytes");
+        for node in 1..t.num_nodes() {
+            assert!(t.next[node] as usize > node);
+            for child in node + 1..t.next[node] as usize {
+                assert!(t.depth[child] > t.depth[node]);
+            }
+        }
+        for id in all {
+            let node = (0..t.num_nodes())
+                .find(|&n| t.tokens_at(n).contains(&id))
+                .unwrap();
+            assert_eq!(t.depth[node] as usize, v.bytes(id).len());
+        }
+    }
+}
