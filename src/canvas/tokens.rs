@@ -95,20 +95,20 @@ pub enum TokenCanvasError {
 /// A token canvas read as text with holes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum TokenReading {
-    /// The text, what fills each hole, and (if one was asked for) where the open position's
-    /// token would begin: `(chunk, byte offset)`.
+    /// The text, what fills each hole, and (if one was asked for) the hole that is the open
+    /// position.
     Text {
         text: HoleyText,
         kinds: Vec<HoleKind>,
-        open_at: Option<(usize, usize)>,
+        open_hole: Option<usize>,
     },
     /// No filling is valid, for the reason given.
     Broken(&'static str),
 }
 
-/// Reads `canvas` over `vocab`. With `open = Some(p)`, masked position `p` is read as a placed
-/// token of no bytes, and the reading says where its text would begin (for a position's
-/// mask: every token there is read against the same neighbours).
+/// Reads `canvas` over `vocab`. With `open = Some(p)`, masked position `p` is read as a hole
+/// of exactly one text token of its own (for a position's mask: every token there is read
+/// against the same neighbours), and the reading says which hole it is.
 pub fn read_tokens(
     canvas: &TokenCanvas,
     vocab: &Vocabulary,
@@ -149,12 +149,13 @@ pub fn read_tokens(
     }
     let mut chunks = vec![Vec::new()];
     let mut kinds = Vec::new();
-    let mut open_at = None;
+    let mut open_hole = None;
     let mut i = 0;
     while i < end {
         if open == Some(i) {
-            let last = chunks.len() - 1;
-            open_at = Some((last, chunks[last].len()));
+            open_hole = Some(kinds.len());
+            kinds.push(HoleKind::Token);
+            chunks.push(Vec::new());
             i += 1;
             continue;
         }
@@ -186,7 +187,7 @@ pub fn read_tokens(
     Ok(TokenReading::Text {
         text: HoleyText { chunks },
         kinds,
-        open_at,
+        open_hole,
     })
 }
 
@@ -213,7 +214,7 @@ mod tests {
                 chunks: chunks.iter().map(|c| c.as_bytes().to_vec()).collect(),
             },
             kinds: kinds.to_vec(),
-            open_at: None,
+            open_hole: None,
         }
     }
 
@@ -258,16 +259,14 @@ mod tests {
     #[test]
     fn an_open_position_splits_its_run() {
         let c = TokenCanvas::new(vec![Some(0), None, None, None, Some(1)]);
-        let TokenReading::Text {
-            text,
-            kinds,
-            open_at,
-        } = read_tokens(&c, &vocab(), Some(2)).unwrap()
-        else {
-            panic!("not broken")
+        let reading = read_tokens(&c, &vocab(), Some(2)).unwrap();
+        let expected = TokenReading::Text {
+            text: HoleyText {
+                chunks: vec![b"a".to_vec(), vec![], vec![], b"bc".to_vec()],
+            },
+            kinds: vec![HoleKind::Token; 3],
+            open_hole: Some(1),
         };
-        assert_eq!(text.chunks, vec![b"a".to_vec(), vec![], b"bc".to_vec()]);
-        assert_eq!(kinds, vec![HoleKind::Token, HoleKind::Token]);
-        assert_eq!(open_at, Some((1, 0)));
+        assert_eq!(reading, expected);
     }
 }

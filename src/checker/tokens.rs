@@ -12,8 +12,14 @@
 
 use std::time::Instant;
 
+use hashbrown::HashSet;
+
 use super::{Check, CheckVerdict, Checker};
 use crate::canvas::tokens::{read_tokens, TokenCanvas, TokenCanvasError, TokenReading};
+use crate::canvas::{HoleKind, HoleyText};
+use crate::holey::config::ConfigId;
+use crate::holey::tokens::TokenPath;
+use crate::holey::TooLarge;
 use crate::vocab::{TokenId, TokenKind, TokenMask, Vocabulary};
 
 /// One position's mask, with what it cost.
@@ -118,28 +124,83 @@ impl Checker {
         if let TokenReading::Text {
             text,
             kinds,
-            open_at: Some((chunk, offset)),
+            open_hole: Some(hole),
         } = read_tokens(canvas, &vocab, Some(position))?
         {
-            let effects = self
-                .lexer
-                .configs_at(&text, &kinds, chunk, offset)
-                .and_then(|entries| self.lexer.effects(&entries));
-            match effects {
-                Err(_) => out.unknown += vocab.text_ids().count(),
-                Ok(effects) => {
-                    out.effects = effects.len();
-                    for effect in effects {
-                        out.checks += 1;
-                        let one = canvas.with(position, effect.tokens[0]);
-                        let verdict = self.check_tokens(&one)?.verdict;
-                        self.tally(&mut out, verdict, effect.tokens.iter().copied());
-                    }
-                }
+            match self.text_tokens_allowed(&text, &kinds, hole as u32, &mut out) {
+                Ok(()) => {}
+                Err(TooLarge) => out.unknown = vocab.text_ids().count(),
             }
         }
         out.micros = t0.elapsed().as_micros() as u64;
         Ok(out)
+    }
+
+    /// Adds to `out` the text tokens allowed in hole `hole` of `text`, a hole of one token: one
+    /// search marks the paths through the hole that some accepted word takes, and a token is
+    /// allowed iff one of its paths (from a configuration of the hole's entry set) is marked.
+    fn text_tokens_allowed(
+        &mut self,
+        text: &HoleyText,
+        kinds: &[HoleKind],
+        hole: u32,
+        out: &mut Allowed,
+    ) -> Result<(), TooLarge> {
+        let t0 = Instant::now();
+        let (dfa, marks) = self.lexer.marked_automaton(text, kinds, Some(hole))?;
+        let t1 = t0.elapsed();
+        out.checks += 1;
+        let useful = self
+            .searcher
+            .useful_states(&self.normal, &dfa, self.budgets.search);
+        let t2 = t0.elapsed();
+        if std::env::var("DBG").is_ok() {
+            eprintln!(
+                "nfa {:?} ({} states, {} edges, {} marks) search {:?} settled {} work {} ok {}",
+                t1,
+                dfa.num_states(),
+                dfa.edges().len(),
+                marks.len(),
+                t2 - t1,
+                self.searcher.stats().settled,
+                self.searcher.stats().work,
+                useful.is_some()
+            );
+        }
+        let useful = useful.ok_or(TooLarge)?;
+        let mut entries: Vec<ConfigId> = Vec::new();
+        let mut taken: HashSet<(ConfigId, TokenPath)> = HashSet::new();
+        for mark in &marks {
+            let configs = self.lexer.config_set(mark.set).to_vec();
+            if mark.state.is_some_and(|s| useful[s as usize]) {
+                let path = self.lexer.token_paths(mark.set)?.paths[mark.path as usize].clone();
+                for &c in &configs {
+                    taken.insert((c, path.clone()));
+                }
+            }
+            entries.extend(configs);
+        }
+        if taken.is_empty() {
+            return Ok(());
+        }
+        entries.sort_unstable();
+        entries.dedup();
+        let t3 = Instant::now();
+        let effects = self.lexer.effects(&entries)?;
+        if std::env::var("DBG").is_ok() {
+            eprintln!("effects {:?} from {} entries", t3.elapsed(), entries.len());
+        }
+        out.effects = effects.len();
+        for effect in effects {
+            let allowed = effect
+                .paths
+                .iter()
+                .any(|(e, path)| taken.contains(&(entries[*e as usize], path.clone())));
+            if allowed {
+                effect.tokens.iter().for_each(|&id| out.mask.insert(id));
+            }
+        }
+        Ok(())
     }
 
     fn tally(&self, out: &mut Allowed, verdict: CheckVerdict, ids: impl Iterator<Item = TokenId>) {

@@ -12,9 +12,9 @@
 //! the per-check work is proportional to the canvas text, not to the lexicon.
 
 pub mod config;
-mod frontier;
 mod minimize;
 mod nfa;
+pub mod path_graph;
 mod subset;
 pub mod tokens;
 mod walker;
@@ -27,6 +27,7 @@ use crate::intersect::LexemeDfa;
 use crate::lexicon::{Lexicon, LexiconError};
 
 pub use config::{ConfigTable, TooLarge};
+pub use nfa::PathMark;
 
 /// Limits on the work of one lexing; exceeding one makes the check `unknown`.
 #[derive(Clone, Copy, Debug)]
@@ -79,26 +80,19 @@ impl HoleyLexer {
         self.tokens = Some(tokens::TokenCaches::new(&self.lexicon, vocab));
     }
 
-    /// The configurations that can stand at byte `offset` of chunk `chunk` (see
-    /// [`frontier`]); `TooLarge` past the configuration limit or without a vocabulary.
-    pub fn configs_at(
+    /// The union of the paths of every token from the configuration set `set` (see
+    /// [`tokens`]).
+    pub fn token_paths(
         &mut self,
-        text: &HoleyText,
-        kinds: &[HoleKind],
-        chunk: usize,
-        offset: usize,
-    ) -> Result<Vec<config::ConfigId>, TooLarge> {
-        let tokens = self.tokens.as_mut().ok_or(TooLarge)?;
-        frontier::configs_at(
-            &self.lexicon,
-            &mut self.table,
-            tokens,
-            text,
-            kinds,
-            chunk,
-            offset,
-            self.limits.max_configs,
-        )
+        set: config::HoleSetId,
+    ) -> Result<Arc<path_graph::TokenPaths>, TooLarge> {
+        let caches = self.tokens.as_mut().ok_or(TooLarge)?;
+        caches.union(&self.lexicon, &mut self.table, set)
+    }
+
+    /// The members of configuration set `set`.
+    pub fn config_set(&self, set: config::HoleSetId) -> &[config::ConfigId] {
+        self.table.hole_set(set)
     }
 
     /// The vocabulary's text tokens grouped by what they do from `entries`.
@@ -137,12 +131,24 @@ impl HoleyLexer {
         text: &HoleyText,
         kinds: &[HoleKind],
     ) -> Result<LexemeDfa, TooLarge> {
+        self.marked_automaton(text, kinds, None).map(|(dfa, _)| dfa)
+    }
+
+    /// [`HoleyLexer::automaton_of_kinds`] with hole `marked` (a hole of one token) marked:
+    /// every path of a token through it ends in a state of its own, listed.
+    pub fn marked_automaton(
+        &mut self,
+        text: &HoleyText,
+        kinds: &[HoleKind],
+        marked: Option<u32>,
+    ) -> Result<(LexemeDfa, Vec<PathMark>), TooLarge> {
         nfa::build(
             &self.lexicon,
             &mut self.table,
             text,
             kinds,
             self.tokens.as_mut(),
+            marked,
             &self.min_cost,
             self.limits.max_dfa_states,
             &mut self.flows,

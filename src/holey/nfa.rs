@@ -35,12 +35,18 @@
 //! closure of its exit configuration at the first place of the next chunk; a path that
 //! completes no terminal is an ε-edge there. A hole that may also stay empty
 //! ([`HoleKind::TokenOrNone`]) adds ε-edges for its entry configurations unchanged.
+//!
+//! For a position's mask one hole is *marked* ([`build_marked`]): every path through it ends in
+//! a private state (after its last terminal, or an ε-edge for a path with none) with ε-edges
+//! into the closure, so the search can tell which paths some accepted word takes
+//! ([`crate::intersect::Searcher::useful_states`]).
 
 use std::sync::Arc;
 
 use hashbrown::HashMap;
 
 use super::config::{ConfigId, ConfigTable, HoleSetId, TooLarge};
+use super::path_graph::TokenPaths;
 use super::tokens::TokenCaches;
 use super::walker::{FlowCache, FlowKey, Places, WalkMemo, Walker};
 use crate::canvas::{HoleKind, HoleyText};
@@ -55,14 +61,19 @@ enum Node {
     End,
     Member(u32, ConfigId),
     Hole(u32, HoleSetId),
-    /// A hole of one token with its entry set.
+    /// A hole of one token with its entry set: the root of its path graph.
     Token(u32, HoleSetId),
-    /// After the first `step` terminals of path `path` of `Token(hole, set)`.
-    PathStep {
+    /// Another state of the path graph of `Token(hole, set)`.
+    PathNode {
+        hole: u32,
+        set: HoleSetId,
+        node: u32,
+    },
+    /// The private end of path `path` of `Token(hole, set)`, in the marked hole.
+    PathEnd {
         hole: u32,
         set: HoleSetId,
         path: u32,
-        step: u32,
     },
 }
 
@@ -108,9 +119,20 @@ impl NfaCaches {
     }
 }
 
+/// The private end state of one path through the marked hole: path `path` of the union of
+/// token paths from entry set `set`; `None` if trimming removed it (no accepted word can take
+/// it).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct PathMark {
+    pub set: HoleSetId,
+    pub path: u32,
+    pub state: Option<u32>,
+}
+
 /// Builds the lexeme NFA of `text`, whose holes are filled as `kinds` says (all
 /// [`HoleKind::Any`] when empty; the others need `tokens`), with at most `max_states` states
-/// before trimming.
+/// before trimming. With hole `marked` (a hole of one token), also returns the end state of
+/// every path through it.
 #[allow(clippy::too_many_arguments)]
 pub fn build(
     lx: &Lexicon,
@@ -118,11 +140,12 @@ pub fn build(
     text: &HoleyText,
     kinds: &[HoleKind],
     tokens: Option<&mut TokenCaches>,
+    marked: Option<u32>,
     min_cost: &[u32],
     max_states: usize,
     flows: &mut FlowCache,
     caches: &mut NfaCaches,
-) -> Result<LexemeDfa, TooLarge> {
+) -> Result<(LexemeDfa, Vec<PathMark>), TooLarge> {
     let places = Places::new(text, kinds);
     let NfaCaches {
         outs,
@@ -143,6 +166,8 @@ pub fn build(
         outs,
         tokens,
         max_states,
+        marked,
+        marks: Vec::new(),
     };
     b.id(Node::Start)?;
     let mut edges = Vec::new();
@@ -171,7 +196,20 @@ pub fn build(
         }
         i += 1;
     }
-    Ok(trim(b.nodes.len(), &accepting, edges, epsilons))
+    let marks = std::mem::take(&mut b.marks);
+    let (dfa, new_id) = trim(b.nodes.len(), &accepting, edges, epsilons);
+    let marks = marks
+        .into_iter()
+        .map(|(set, path, node)| PathMark {
+            set,
+            path,
+            state: new_id
+                .get(node as usize)
+                .copied()
+                .filter(|&s| s != u32::MAX),
+        })
+        .collect();
+    Ok((dfa, marks))
 }
 
 struct NfaBuilder<'a, 't> {
@@ -184,6 +222,9 @@ struct NfaBuilder<'a, 't> {
     outs: &'a mut HashMap<(HoleSetId, u8, Vec<u8>), Arc<HoleOut>>,
     tokens: Option<&'a mut TokenCaches>,
     max_states: usize,
+    /// The hole whose paths end in private states, and those states: `(set, path, node)`.
+    marked: Option<u32>,
+    marks: Vec<(HoleSetId, u32, u32)>,
 }
 
 impl NfaBuilder<'_, '_> {
@@ -229,32 +270,24 @@ impl NfaBuilder<'_, '_> {
                 Ok(hole.accepting)
             }
             Node::Token(k, set) => {
-                self.token_edges(k, set, out, eps)?;
+                let place = self.w.places.base[k as usize + 1];
+                if self.w.places.kind(k) == HoleKind::TokenOrNone {
+                    for c in self.w.table.hole_set(set).to_vec() {
+                        eps.extend(self.closure(place, c)?.iter().copied());
+                    }
+                }
+                self.path_node_edges(k, set, None, out, eps)?;
                 Ok(false)
             }
-            Node::PathStep {
-                hole,
-                set,
-                path,
-                step,
-            } => {
+            Node::PathNode { hole, set, node } => {
+                self.path_node_edges(hole, set, Some(node), out, eps)?;
+                Ok(false)
+            }
+            Node::PathEnd { hole, set, path } => {
                 let paths = self.paths(set)?;
-                let p = &paths[path as usize];
-                let t = p.lexemes[step as usize];
-                if step as usize + 1 == p.lexemes.len() {
-                    let place = self.w.places.base[hole as usize + 1];
-                    for &n in self.closure(place, p.exit)?.iter() {
-                        out.push((t, 0, n));
-                    }
-                } else {
-                    let next = Node::PathStep {
-                        hole,
-                        set,
-                        path,
-                        step: step + 1,
-                    };
-                    out.push((t, 0, next));
-                }
+                let place = self.w.places.base[hole as usize + 1];
+                let exit = paths.paths[path as usize].exit;
+                eps.extend(self.closure(place, exit)?.iter().copied());
                 Ok(false)
             }
             // The start folds in the edges of its closure, and keeps the ε-edges of its hole
@@ -271,46 +304,45 @@ impl NfaBuilder<'_, '_> {
     }
 
     /// The union of the paths of every token from the configurations of `set`.
-    fn paths(&mut self, set: HoleSetId) -> Result<Arc<[super::tokens::TokenPath]>, TooLarge> {
+    fn paths(&mut self, set: HoleSetId) -> Result<Arc<TokenPaths>, TooLarge> {
         // A hole of one token without a vocabulary cannot be built: the checker never asks.
         let tokens = self.tokens.as_deref_mut().ok_or(TooLarge)?;
         tokens.union(self.w.lx, self.w.table, set)
     }
 
-    /// The edges of a token member: each path's first terminal (into the next path member, or
-    /// into the closure after the token), ε-edges for paths that complete no terminal, and for
-    /// the configurations themselves where the hole may stay empty.
-    fn token_edges(
+    /// The edges of one state of a token member's path graph (`None`: its root): the minimal
+    /// graph's, whose exits are ε-edges into the closure after the token; in the marked hole
+    /// the trie's, whose exits are ε-edges to each path's private end.
+    fn path_node_edges(
         &mut self,
         k: u32,
         set: HoleSetId,
+        node: Option<u32>,
         out: &mut Vec<Pending>,
         eps: &mut Vec<Node>,
     ) -> Result<(), TooLarge> {
-        let place = self.w.places.base[k as usize + 1];
-        if self.w.places.kind(k) == HoleKind::TokenOrNone {
-            for c in self.w.table.hole_set(set).to_vec() {
-                eps.extend(self.closure(place, c)?.iter().copied());
-            }
-        }
         let paths = self.paths(set)?;
-        for (j, p) in paths.iter().enumerate() {
-            match p.lexemes.len() {
-                0 => eps.extend(self.closure(place, p.exit)?.iter().copied()),
-                1 => {
-                    for &n in self.closure(place, p.exit)?.iter() {
-                        out.push((p.lexemes[0], 0, n));
-                    }
-                }
-                _ => {
-                    let next = Node::PathStep {
-                        hole: k,
-                        set,
-                        path: j as u32,
-                        step: 1,
-                    };
-                    out.push((p.lexemes[0], 0, next));
-                }
+        let marked = self.marked == Some(k);
+        let graph = if marked { &paths.trie } else { &paths.dag };
+        let n = node.unwrap_or(graph.root);
+        let here = &graph.nodes[n as usize];
+        for &(t, child) in &here.edges {
+            let child = Node::PathNode {
+                hole: k,
+                set,
+                node: child,
+            };
+            out.push((t, 0, child));
+        }
+        let place = self.w.places.base[k as usize + 1];
+        for &(exit, path) in &here.exits {
+            if marked {
+                let end = Node::PathEnd { hole: k, set, path };
+                let id = self.id(end)?;
+                self.marks.push((set, path, id));
+                eps.push(end);
+            } else {
+                eps.extend(self.closure(place, exit)?.iter().copied());
             }
         }
         Ok(())
@@ -358,7 +390,7 @@ impl NfaBuilder<'_, '_> {
             Node::Member(place, c) => Near::Member(place - base, c),
             Node::Hole(k2, h2) if k2 == k => Near::SameHole(h2),
             Node::Hole(_, h2) | Node::Token(_, h2) => Near::NextHole(h2),
-            Node::End | Node::Start | Node::PathStep { .. } => Near::End,
+            Node::End | Node::Start | Node::PathNode { .. } | Node::PathEnd { .. } => Near::End,
         };
         let mut edges = Vec::new();
         for &(t, h2) in self.w.table.hole_moves(self.w.lx, h)? {
@@ -430,13 +462,14 @@ fn hole_node(kind: HoleKind, k: u32, h: HoleSetId) -> Node {
 }
 
 /// Drops the states that reach no accepting state (and the edges into them), renumbers the
-/// rest with the start first, and removes duplicate edges (keeping the cheapest).
+/// rest with the start first, and removes duplicate edges (keeping the cheapest). Also returns
+/// each old state's new number (`u32::MAX` if dropped).
 fn trim(
     n: usize,
     accepting: &[u32],
     mut edges: Vec<Edge>,
     mut epsilons: Vec<(u32, u32)>,
-) -> LexemeDfa {
+) -> (LexemeDfa, Vec<u32>) {
     let mut marked = vec![false; n];
     for &q in accepting {
         marked[q as usize] = true;
@@ -447,7 +480,8 @@ fn trim(
         .chain(epsilons.iter().copied());
     let live = super::minimize::coreachable(marked, arcs);
     if !live[0] {
-        return LexemeDfa::new(1, 0, &[], Vec::new()).expect("one state is valid");
+        let empty = LexemeDfa::new(1, 0, &[], Vec::new()).expect("one state is valid");
+        return (empty, vec![u32::MAX; n]);
     }
     let mut new_id = vec![u32::MAX; n];
     let mut count = 0u32;
@@ -472,6 +506,7 @@ fn trim(
     epsilons.sort_unstable();
     epsilons.dedup();
     let accepting: Vec<u32> = accepting.iter().map(|&q| new_id[q as usize]).collect();
-    LexemeDfa::with_epsilons(count as usize, 0, &accepting, edges, &epsilons)
-        .expect("states are in range by construction")
+    let dfa = LexemeDfa::with_epsilons(count as usize, 0, &accepting, edges, &epsilons)
+        .expect("states are in range by construction");
+    (dfa, new_id)
 }

@@ -26,6 +26,7 @@ use hashbrown::HashMap;
 use smallvec::SmallVec;
 
 use super::config::{ConfigId, ConfigTable, TooLarge, DEAD_CONFIG};
+use super::path_graph::TokenPaths;
 use crate::grammar::TerminalId;
 use crate::lexicon::{Lexeme, Lexicon};
 use crate::vocab::{TokenId, TokenKind, Vocabulary};
@@ -310,7 +311,7 @@ pub fn effects(
 pub struct TokenCaches {
     pub vocab: Arc<Vocabulary>,
     pub trie: ClassTrie,
-    unions: HashMap<u32, Arc<[TokenPath]>>,
+    unions: HashMap<u32, Arc<TokenPaths>>,
 }
 
 impl TokenCaches {
@@ -326,18 +327,20 @@ impl TokenCaches {
         }
     }
 
-    /// The union of paths from the interned configuration set `set`.
+    /// The union of paths from the interned configuration set `set`, with its graphs.
     pub fn union(
         &mut self,
         lx: &Lexicon,
         table: &mut ConfigTable,
         set: u32,
-    ) -> Result<Arc<[TokenPath]>, TooLarge> {
+    ) -> Result<Arc<TokenPaths>, TooLarge> {
         if let Some(p) = self.unions.get(&set) {
             return Ok(p.clone());
         }
         let entries = table.hole_set(set).to_vec();
-        let paths: Arc<[TokenPath]> = union_paths(lx, table, &self.trie, &entries)?.into();
+        let paths = Arc::new(TokenPaths::new(union_paths(
+            lx, table, &self.trie, &entries,
+        )?));
         if self.unions.len() >= Self::CAPACITY {
             self.unions.clear();
         }

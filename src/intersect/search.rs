@@ -22,6 +22,8 @@
 //! Every candidate considered costs one unit of a work budget; when the budget runs out the
 //! answer is [`Verdict::Unknown`], never a guess.
 
+mod useful;
+
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 

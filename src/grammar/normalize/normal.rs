@@ -24,6 +24,10 @@ pub struct NormalGrammar {
     by_right: Csr<(NonterminalId, NonterminalId)>,
     nullable: Vec<bool>,
     by_nullable_sibling: Csr<NonterminalId>,
+    /// The same relations from the parent's side, for the search's outside pass.
+    by_unit_parent: Csr<NonterminalId>,
+    by_parent: Csr<(NonterminalId, NonterminalId)>,
+    by_nullable_sibling_parent: Csr<NonterminalId>,
     context: Option<super::context::Context>,
 }
 
@@ -58,6 +62,14 @@ impl NormalGrammar {
         pairs.sort_unstable();
         pairs.dedup();
         let by_nullable_sibling = Csr::build(n, pairs.iter().copied());
+        let by_nullable_sibling_parent = Csr::build(
+            n,
+            pairs
+                .iter()
+                .map(|&(x, a)| (a.index(), NonterminalId(x as u32))),
+        );
+        let by_unit_parent = Csr::build(n, unit_rules.iter().map(|&(a, b)| (a.index(), b)));
+        let by_parent = Csr::build(n, binary_rules.iter().map(|&(a, b, c)| (a.index(), (b, c))));
         NormalGrammar {
             names,
             num_terminals,
@@ -71,6 +83,9 @@ impl NormalGrammar {
             by_right,
             nullable,
             by_nullable_sibling,
+            by_unit_parent,
+            by_parent,
+            by_nullable_sibling_parent,
             context: None,
         }
         .with_context()
@@ -161,6 +176,24 @@ impl NormalGrammar {
     #[inline]
     pub fn nullable_sibling_parents(&self, x: NonterminalId) -> &[NonterminalId] {
         self.by_nullable_sibling.get(x.index())
+    }
+
+    /// Nonterminals `B` with a production `a → B`.
+    #[inline]
+    pub fn unit_children(&self, a: NonterminalId) -> &[NonterminalId] {
+        self.by_unit_parent.get(a.index())
+    }
+
+    /// Pairs `(B, C)` with a production `a → B C`.
+    #[inline]
+    pub fn binary_children(&self, a: NonterminalId) -> &[(NonterminalId, NonterminalId)] {
+        self.by_parent.get(a.index())
+    }
+
+    /// Nonterminals `x` with `a` among their [`NormalGrammar::nullable_sibling_parents`].
+    #[inline]
+    pub fn nullable_sibling_children(&self, a: NonterminalId) -> &[NonterminalId] {
+        self.by_nullable_sibling_parent.get(a.index())
     }
 
     /// Pairs `(A, C)` with a production `A → b C`.

@@ -1,0 +1,132 @@
+//! Which automaton states lie on some accepted derivation: the search run to exhaustion, then
+//! an outside pass.
+//!
+//! A valid-token mask asks, for each way a token can cross one position, whether some word of
+//! the grammar passes that way. The canvas's automaton holds every way at once (a private
+//! state at the end of each), so one search answers for all of them: the inside pass settles
+//! every derivable item (it does not stop at the first goal), and the outside pass walks down
+//! from the goal items through the productions whose children are both derivable, marking
+//! the items that take part in some complete derivation. A state is *useful* when a marked
+//! item starts or ends in it: some accepted word's run passes through it.
+//!
+//! Every rule the inside pass applies is undone here: unit and nullable-sibling productions,
+//! binary productions (the left child's end is enumerated from the settled items' start
+//! lists), ε-edges on the right, and items moved to the start from a state the start reaches
+//! by ε-edges (the states on the ε-paths from the start to where such an item begins are
+//! useful too, though no item ends in them). Work is counted against the same budget.
+
+use hashbrown::HashSet;
+
+use super::{key, unkey, ItemKey, Searcher, MAX_NONTERMINALS};
+use crate::grammar::NormalGrammar;
+use crate::intersect::dfa::{LexemeDfa, StateId};
+
+impl Searcher {
+    /// For each state of `dfa`, whether some word of `grammar` that `dfa` accepts passes
+    /// through it; `None` when `budget` runs out (the inside and outside passes together).
+    pub fn useful_states(
+        &mut self,
+        grammar: &NormalGrammar,
+        dfa: &LexemeDfa,
+        budget: u64,
+    ) -> Option<Vec<bool>> {
+        self.reset(grammar, dfa, budget, false);
+        if grammar.num_nonterminals() > MAX_NONTERMINALS {
+            return None;
+        }
+        self.seed(grammar, dfa).ok()?;
+        let start = grammar.start();
+        let mut goals: Vec<ItemKey> = Vec::new();
+        while let Some((cost, k)) = self.queue.pop() {
+            let (p, x, q) = unkey(k);
+            if !self.items.settle(p, x, q, cost) {
+                continue;
+            }
+            self.stats.settled += 1;
+            if x == start && p == dfa.start() && dfa.is_accepting(q) {
+                goals.push(k);
+            }
+            self.extend(grammar, dfa, p, x, q, cost).ok()?;
+        }
+        let n = dfa.num_states();
+        let mut eps_pred: Vec<Vec<StateId>> = vec![Vec::new(); n];
+        for p in 0..n as StateId {
+            for &q in dfa.epsilon_successors(p) {
+                eps_pred[q as usize].push(p);
+            }
+        }
+        let from_start: Vec<StateId> = (0..n as StateId)
+            .filter(|&p| p != dfa.start() && self.filter.at_start[p as usize])
+            .collect();
+        let items = &self.items;
+        let derived = |p, a, q| items.cost(p, a, q).is_some();
+        // States an item was moved to the start from: the ε-paths from the start to them are
+        // part of the run, though no item ends there.
+        let mut moved: Vec<StateId> = Vec::new();
+        let mut useful: HashSet<ItemKey> = goals.iter().copied().collect();
+        let mut stack = goals;
+        let mut work = self.stats.work;
+        while let Some(k) = stack.pop() {
+            let (p, a, q) = unkey(k);
+            let mut found: Vec<ItemKey> = Vec::new();
+            for &b in grammar
+                .unit_children(a)
+                .iter()
+                .chain(grammar.nullable_sibling_children(a))
+            {
+                if derived(p, b, q) {
+                    found.push(key(p, b, q));
+                }
+            }
+            for &(b, c) in grammar.binary_children(a) {
+                for (r, _) in self.by_start.list(b, p) {
+                    work += 1;
+                    if derived(r, c, q) {
+                        found.push(key(p, b, r));
+                        found.push(key(r, c, q));
+                    }
+                }
+            }
+            for &q0 in &eps_pred[q as usize] {
+                if derived(p, a, q0) {
+                    found.push(key(p, a, q0));
+                }
+            }
+            if p == dfa.start() {
+                for &p0 in &from_start {
+                    if derived(p0, a, q) {
+                        found.push(key(p0, a, q));
+                        moved.push(p0);
+                    }
+                }
+            }
+            work += found.len() as u64 + 1;
+            if work > budget {
+                return None;
+            }
+            for k2 in found {
+                if useful.insert(k2) {
+                    stack.push(k2);
+                }
+            }
+        }
+        let mut states = vec![false; n];
+        for k in useful {
+            let (p, _, q) = unkey(k);
+            states[p as usize] = true;
+            states[q as usize] = true;
+        }
+        // Back from each such state along ε-edges, through states the start reaches.
+        let mut seen = vec![false; n];
+        while let Some(s) = moved.pop() {
+            for &r in &eps_pred[s as usize] {
+                if self.filter.at_start[r as usize] && !seen[r as usize] {
+                    seen[r as usize] = true;
+                    states[r as usize] = true;
+                    moved.push(r);
+                }
+            }
+        }
+        Some(states)
+    }
+}
