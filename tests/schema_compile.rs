@@ -276,3 +276,140 @@ fn lenient_mode_warns_and_drops_what_it_cannot_enforce() {
     assert!(ch.accepts(br#"{"tags": ["a", "a"], "n": 3, "h": "?"}"#));
     assert!(!ch.accepts(br#"{"tags": [1]}"#));
 }
+
+/// Issue 19: a `$ref` whose percent-escapes are cut inside a character, are not `%XX`, or do not
+/// decode to UTF-8 is a `BadRef` naming the `$ref`; escapes are decoded byte by byte.
+#[test]
+fn percent_escapes_in_refs_decode_bytes_and_bad_ones_are_named() {
+    for r in ["#/%aé", "#/%a", "#/%", "#/%zz", "#/%FF", "#/%C3"] {
+        let e = error(json!({"properties": {"p": {"$ref": r}}}));
+        match &e {
+            SchemaError::BadRef {
+                pointer, target, ..
+            } => {
+                assert_eq!(pointer, "/properties/p/$ref", "{r}: {e}");
+                assert_eq!(target, r, "{e}");
+            }
+            e => panic!("{r}: expected a BadRef, got {e}"),
+        }
+    }
+    let defs = json!({"a b": {"const": 1}, "é": {"const": 2}, "%": {"const": 3}});
+    for (r, text) in [
+        ("#/$defs/a%20b", "1"),
+        ("#/$defs/%C3%A9", "2"),
+        ("#/$defs/%25", "3"),
+    ] {
+        assert_language(json!({"$defs": defs, "$ref": r}), &[text], &["0"]);
+    }
+}
+
+/// Issue 19: `$ref`/`allOf` fan-out is expanded by copying, bounded by depth alone: 15
+/// definitions that each `allOf` the next one four times (a 1.5 KB schema, within the merge
+/// depth) cost 4¹⁵ ≈ 10⁹ expansions. The expansion budget makes such schemas fail fast, naming
+/// the budget; so does lowering fan-out through `$ref`s with siblings.
+#[test]
+fn ref_fan_out_runs_out_of_the_expansion_budget() {
+    let chain = |n: usize, body: &dyn Fn(String) -> serde_json::Value| {
+        let mut defs = serde_json::Map::new();
+        for i in 0..n {
+            defs.insert(format!("d{i}"), body(format!("#/$defs/d{}", i + 1)));
+        }
+        defs.insert(format!("d{n}"), json!({"type": "string"}));
+        json!({"$defs": defs, "$ref": "#/$defs/d0"})
+    };
+    let budget = |schema: &serde_json::Value, needle: &str| {
+        assert!(schema.to_string().len() < 4096);
+        for options in [SchemaOptions::default(), SchemaOptions::lenient(true)] {
+            match compile(schema, &options).unwrap_err() {
+                SchemaError::Budget { pointer, what, .. } => {
+                    assert!(pointer.starts_with("/$defs/d"), "{pointer}");
+                    assert!(what.contains(needle), "{what}");
+                }
+                e => panic!("expected a budget error, got {e}"),
+            }
+        }
+    };
+    let fan_out = |k: usize| move |next: String| json!({"allOf": vec![json!({"$ref": next}); k]});
+    budget(&chain(15, &fan_out(4)), "subschemas expanded");
+    // Twice each over 30 definitions passes the merge depth first.
+    budget(&chain(30, &fan_out(2)), "`$ref`/`allOf`");
+    // Lowering fan-out: a `$ref` with siblings is expanded in place (no shared nonterminal);
+    // the rule budget runs out first here, after about 10⁵ nonterminals (which the grammar
+    // builder must add in linear time).
+    let properties = chain(30, &|next| {
+        let member = json!({"$ref": next, "minLength": 0});
+        json!({"properties": {"a": member, "b": member}})
+    });
+    budget(&properties, "");
+}
+
+/// Issue 19: a keyword whose value has the wrong type is an error naming the keyword and its
+/// pointer, in strict and lenient mode (the metaschema makes such a schema invalid); it used to
+/// be ignored, compiling the schema without the constraint.
+#[test]
+fn wrongly_typed_keywords_are_named_errors() {
+    for (schema, pointer) in [
+        (json!({"type": "string", "maxLength": "2"}), "/maxLength"),
+        (json!({"type": "array", "maxItems": 1.5}), "/maxItems"),
+        (json!({"type": "array", "minItems": -1}), "/minItems"),
+        (json!({"type": "string", "pattern": 5}), "/pattern"),
+        (json!({"type": "integer", "maxLength": "2"}), "/maxLength"),
+        (json!({"type": "number", "minimum": "0"}), "/minimum"),
+        (json!({"format": ["date"]}), "/format"),
+        (json!({"required": [1]}), "/required"),
+        (
+            json!({"properties": {"s": {"type": "string", "minLength": true}}}),
+            "/properties/s/minLength",
+        ),
+        (
+            json!({"$defs": {"s": {"maxLength": {}}}, "items": {"$ref": "#/$defs/s"}}),
+            "/$defs/s/maxLength",
+        ),
+    ] {
+        for options in [SchemaOptions::default(), SchemaOptions::lenient(true)] {
+            match compile(&schema, &options).unwrap_err() {
+                SchemaError::BadKeyword {
+                    pointer: p,
+                    keyword,
+                    reason,
+                } => {
+                    assert_eq!(p, pointer, "{schema}");
+                    assert!(pointer.ends_with(&format!("/{keyword}")), "{keyword}");
+                    assert!(reason.starts_with("must be"), "{reason}");
+                }
+                e => panic!("{schema}: expected a BadKeyword, got {e}"),
+            }
+        }
+    }
+    // Integral floats are integers; draft 4's boolean `exclusiveMinimum` is a valid shape.
+    assert_language(
+        json!({"type": "string", "maxLength": 2.0}),
+        &[r#""ab""#],
+        &[r#""abc""#],
+    );
+    assert_language(
+        json!({"type": "integer", "minimum": 1, "exclusiveMinimum": true}),
+        &["2"],
+        &["1"],
+    );
+}
+
+/// Issue 19: a pattern whose automaton would exhaust memory once its counted repetitions are
+/// written out is a `BadPattern` naming its pointer, not a lexer that never finishes building.
+#[test]
+fn patterns_with_huge_automata_are_named_errors() {
+    let schema =
+        json!({"properties": {"s": {"type": "string", "pattern": "((a{1000}){1000}){1000}"}}});
+    match error(schema.clone()) {
+        SchemaError::BadPattern {
+            pointer, reason, ..
+        } => {
+            assert_eq!(pointer, "/properties/s/pattern");
+            assert!(reason.contains("MiB"), "{reason}");
+        }
+        e => panic!("expected a BadPattern, got {e}"),
+    }
+    let c = compile(&schema, &SchemaOptions::lenient(true)).unwrap();
+    assert_eq!(c.warnings.len(), 1);
+    assert_eq!(c.warnings[0].pointer, "/properties/s/pattern");
+}

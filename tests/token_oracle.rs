@@ -259,6 +259,31 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    /// Long runs are read loosely (a hole of any string between exact ends), but a mask must
+    /// still be exactly the ids whose checks pass, and the ids of a completing assignment.
+    #[test]
+    fn masks_match_checks_on_long_runs(cells in proptest::collection::vec(
+        prop_oneof![5 => Just(None), 3 => (0..WORDS.len() as TokenId + 2).prop_map(Some)],
+        1..=10,
+    )) {
+        let canvas = TokenCanvas::new(cells);
+        let v = vocab();
+        let mut c = checker();
+        for p in canvas.masked_positions() {
+            let allowed = c.allowed(&canvas, p).unwrap();
+            prop_assert_eq!(allowed.unknown, 0);
+            for id in 0..v.len() as TokenId {
+                let one = canvas.with(p, id);
+                let by_check = c.check_tokens(&one).unwrap().verdict == CheckVerdict::Completable;
+                prop_assert_eq!(allowed.mask.contains(id), by_check, "position {} id {}", p, id);
+            }
+        }
+    }
+}
+
 #[test]
 fn a_string_spans_masked_positions() {
     let v = vocab();

@@ -300,8 +300,61 @@ fn check_header(path: &Path) -> Result<()> {
         .map_err(|_| bad("not a safetensors file (too short)"))?;
     let n = u64::from_le_bytes(len);
     let size = f.metadata().map(|m| m.len()).unwrap_or(0);
-    if n == 0 || n + 8 > size {
-        return Err(bad("not a safetensors file (bad header length)"));
+    // The length is untrusted: `n + 8` must not wrap (a length near u64::MAX would pass).
+    let fits = n.checked_add(8).is_some_and(|end| end <= size);
+    if n == 0 || !fits {
+        return Err(bad(&format!(
+            "not a safetensors file (header length {n} does not fit in the file's {size} bytes)"
+        )));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A file of `bytes` in the temporary folder, removed when dropped.
+    struct TempFile(PathBuf);
+
+    impl TempFile {
+        fn new(name: &str, bytes: &[u8]) -> TempFile {
+            let path = std::env::temp_dir()
+                .join(format!("lacuna-checkpoint-{}-{name}", std::process::id()));
+            std::fs::write(&path, bytes).expect("the file is written");
+            TempFile(path)
+        }
+    }
+
+    impl Drop for TempFile {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_file(&self.0);
+        }
+    }
+
+    #[test]
+    fn header_length_near_u64_max_is_refused_without_overflow() {
+        for n in [u64::MAX, u64::MAX - 3, u64::MAX - 7] {
+            let mut bytes = n.to_le_bytes().to_vec();
+            bytes.extend_from_slice(b"{}      ");
+            let f = TempFile::new(&format!("huge-{n}.safetensors"), &bytes);
+            match check_header(&f.0) {
+                Err(DiffusionError::Tensor { path, reason, .. }) => {
+                    assert_eq!(path, f.0);
+                    assert!(reason.contains("header length"), "{reason}");
+                }
+                other => panic!("header length {n}: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn header_lengths_within_the_file_pass() {
+        let mut bytes = 8u64.to_le_bytes().to_vec();
+        bytes.extend_from_slice(b"{}      ");
+        let f = TempFile::new("fits.safetensors", &bytes);
+        assert!(check_header(&f.0).is_ok());
+        let short = TempFile::new("short.safetensors", &[1, 2, 3]);
+        assert!(check_header(&short.0).is_err());
+    }
 }

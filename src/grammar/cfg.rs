@@ -11,6 +11,7 @@
 
 use std::fmt;
 
+use hashbrown::HashMap;
 use regex_syntax::hir::Hir;
 
 use super::GrammarError;
@@ -193,6 +194,10 @@ pub struct GrammarBuilder {
     nonterminals: Vec<String>,
     rules: Vec<Rule>,
     ignore: Vec<TerminalId>,
+    /// Name → id, so that adding n symbols costs O(n), not O(n²) (schemas and `~` expansions
+    /// create hundreds of thousands of nonterminals).
+    terminal_ids: HashMap<String, TerminalId>,
+    nonterminal_ids: HashMap<String, NonterminalId>,
 }
 
 impl GrammarBuilder {
@@ -202,34 +207,46 @@ impl GrammarBuilder {
 
     /// Starts from an existing grammar's symbols and rules, to extend it.
     pub fn from_grammar(g: &Grammar) -> Self {
+        let terminal_ids = g.terminals.iter().enumerate();
+        let nonterminal_ids = g.nonterminals.iter().enumerate();
         GrammarBuilder {
             terminals: g.terminals.clone(),
             nonterminals: g.nonterminals.clone(),
             rules: g.rules.clone(),
             ignore: g.ignore.clone(),
+            terminal_ids: terminal_ids
+                .map(|(i, t)| (t.name.clone(), TerminalId(i as u32)))
+                .collect(),
+            nonterminal_ids: nonterminal_ids
+                .map(|(i, n)| (n.clone(), NonterminalId(i as u32)))
+                .collect(),
         }
     }
 
     /// Adds a terminal, or returns the existing one with the same name.
     pub fn terminal(&mut self, name: &str, pattern: Pattern, priority: i32) -> TerminalId {
-        if let Some(i) = self.terminals.iter().position(|t| t.name == name) {
-            return TerminalId(i as u32);
+        if let Some(&id) = self.terminal_ids.get(name) {
+            return id;
         }
+        let id = TerminalId(self.terminals.len() as u32);
         self.terminals.push(Terminal {
             name: name.to_string(),
             pattern,
             priority,
         });
-        TerminalId(self.terminals.len() as u32 - 1)
+        self.terminal_ids.insert(name.to_string(), id);
+        id
     }
 
     /// Adds a nonterminal, or returns the existing one with the same name.
     pub fn nonterminal(&mut self, name: &str) -> NonterminalId {
-        if let Some(i) = self.nonterminals.iter().position(|n| n == name) {
-            return NonterminalId(i as u32);
+        if let Some(&id) = self.nonterminal_ids.get(name) {
+            return id;
         }
+        let id = NonterminalId(self.nonterminals.len() as u32);
         self.nonterminals.push(name.to_string());
-        NonterminalId(self.nonterminals.len() as u32 - 1)
+        self.nonterminal_ids.insert(name.to_string(), id);
+        id
     }
 
     /// Adds a nonterminal with a name not yet used, derived from `base` (for EBNF helpers).
@@ -237,7 +254,7 @@ impl GrammarBuilder {
         let mut k = self.nonterminals.len();
         loop {
             let name = format!("{base}__{k}");
-            if !self.nonterminals.contains(&name) {
+            if !self.nonterminal_ids.contains_key(&name) {
                 return self.nonterminal(&name);
             }
             k += 1;
@@ -256,7 +273,7 @@ impl GrammarBuilder {
     }
 
     pub fn has_nonterminal(&self, name: &str) -> bool {
-        self.nonterminals.iter().any(|n| n == name)
+        self.nonterminal_ids.contains_key(name)
     }
 
     /// Validates and returns the grammar.
@@ -315,10 +332,14 @@ fn check_terminal_pattern(t: &Terminal) -> Result<(), GrammarError> {
     Ok(())
 }
 
-/// Parses a pattern with the regex dialect lacuna uses everywhere (Unicode, `.` excludes `\n`).
+/// Parses a pattern with the regex dialect lacuna uses everywhere (Unicode, `.` excludes `\n`),
+/// and refuses one whose automaton would be too large to build (see
+/// [`MAX_PATTERN_NFA_BYTES`](super::MAX_PATTERN_NFA_BYTES)).
 pub fn parse_pattern(p: &Pattern) -> Result<Hir, String> {
-    regex_syntax::ParserBuilder::new()
+    let hir = regex_syntax::ParserBuilder::new()
         .build()
         .parse(&p.to_regex())
-        .map_err(|e| e.to_string())
+        .map_err(|e| e.to_string())?;
+    super::automaton_size::check_automaton_size(&hir)?;
+    Ok(hir)
 }

@@ -5,6 +5,7 @@
 //! so the lexicon (built from the terminals' patterns) and the search agree on lexeme ids.
 
 pub mod analysis;
+mod automaton_size;
 mod cfg;
 pub mod earley;
 mod error;
@@ -13,6 +14,7 @@ pub mod normalize;
 pub mod schema;
 pub mod spec;
 
+pub use automaton_size::{check_automaton_size, MAX_PATTERN_NFA_BYTES};
 pub use cfg::{
     parse_pattern, Grammar, GrammarBuilder, NonterminalId, Pattern, Rule, Symbol, Terminal,
     TerminalId,

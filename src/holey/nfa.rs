@@ -64,13 +64,13 @@ enum Node {
     /// A hole of one token with its entry set: the root of its path graph.
     Token(u32, HoleSetId),
     /// Another state of the path graph of `Token(hole, set)`.
-    PathNode {
+    PathStep {
         hole: u32,
         set: HoleSetId,
         node: u32,
     },
     /// The private end of path `path` of `Token(hole, set)`, in the marked hole.
-    PathEnd {
+    PathExit {
         hole: u32,
         set: HoleSetId,
         path: u32,
@@ -279,11 +279,11 @@ impl NfaBuilder<'_, '_> {
                 self.path_node_edges(k, set, None, out, eps)?;
                 Ok(false)
             }
-            Node::PathNode { hole, set, node } => {
+            Node::PathStep { hole, set, node } => {
                 self.path_node_edges(hole, set, Some(node), out, eps)?;
                 Ok(false)
             }
-            Node::PathEnd { hole, set, path } => {
+            Node::PathExit { hole, set, path } => {
                 let paths = self.paths(set)?;
                 let place = self.w.places.base[hole as usize + 1];
                 let exit = paths.paths[path as usize].exit;
@@ -327,7 +327,7 @@ impl NfaBuilder<'_, '_> {
         let n = node.unwrap_or(graph.root);
         let here = &graph.nodes[n as usize];
         for &(t, child) in &here.edges {
-            let child = Node::PathNode {
+            let child = Node::PathStep {
                 hole: k,
                 set,
                 node: child,
@@ -337,7 +337,7 @@ impl NfaBuilder<'_, '_> {
         let place = self.w.places.base[k as usize + 1];
         for &(exit, path) in &here.exits {
             if marked {
-                let end = Node::PathEnd { hole: k, set, path };
+                let end = Node::PathExit { hole: k, set, path };
                 let id = self.id(end)?;
                 self.marks.push((set, path, id));
                 eps.push(end);
@@ -390,7 +390,7 @@ impl NfaBuilder<'_, '_> {
             Node::Member(place, c) => Near::Member(place - base, c),
             Node::Hole(k2, h2) if k2 == k => Near::SameHole(h2),
             Node::Hole(_, h2) | Node::Token(_, h2) => Near::NextHole(h2),
-            Node::End | Node::Start | Node::PathNode { .. } | Node::PathEnd { .. } => Near::End,
+            Node::End | Node::Start | Node::PathStep { .. } | Node::PathExit { .. } => Near::End,
         };
         let mut edges = Vec::new();
         for &(t, h2) in self.w.table.hole_moves(self.w.lx, h)? {

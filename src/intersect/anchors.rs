@@ -22,8 +22,8 @@ pub(super) struct AnchoredLists {
     sparse: HashMap<u64, u32>,
     use_dense: bool,
     states: usize,
-    /// `(state, cost, next)`.
-    pool: Vec<(StateId, u32, u32)>,
+    /// `(state, cost, next, length of the list from here)`.
+    pool: Vec<(StateId, u32, u32, u32)>,
 }
 
 impl AnchoredLists {
@@ -58,30 +58,47 @@ impl AnchoredLists {
                 .entry(((a.0 as u64) << 32) | s as u64)
                 .or_insert(NIL)
         };
-        self.pool.push((state, cost, *head));
+        let len = match *head {
+            NIL => 1,
+            h => self.pool[h as usize].3 + 1,
+        };
+        self.pool.push((state, cost, *head, len));
         *head = entry;
     }
 
     /// The list of anchor `(a, s)`, newest first.
     #[inline]
     pub fn list(&self, a: NonterminalId, s: StateId) -> ListIter<'_> {
-        let head = if self.use_dense {
+        ListIter {
+            pool: &self.pool,
+            next: self.head(a, s),
+        }
+    }
+
+    /// The length of the list of anchor `(a, s)`.
+    #[inline]
+    pub fn len(&self, a: NonterminalId, s: StateId) -> usize {
+        match self.head(a, s) {
+            NIL => 0,
+            h => self.pool[h as usize].3 as usize,
+        }
+    }
+
+    #[inline]
+    fn head(&self, a: NonterminalId, s: StateId) -> u32 {
+        if self.use_dense {
             self.dense[a.index() * self.states + s as usize]
         } else {
             self.sparse
                 .get(&(((a.0 as u64) << 32) | s as u64))
                 .copied()
                 .unwrap_or(NIL)
-        };
-        ListIter {
-            pool: &self.pool,
-            next: head,
         }
     }
 }
 
 pub(super) struct ListIter<'a> {
-    pool: &'a [(StateId, u32, u32)],
+    pool: &'a [(StateId, u32, u32, u32)],
     next: u32,
 }
 
@@ -93,7 +110,7 @@ impl Iterator for ListIter<'_> {
         if self.next == NIL {
             return None;
         }
-        let (state, cost, next) = self.pool[self.next as usize];
+        let (state, cost, next, _) = self.pool[self.next as usize];
         self.next = next;
         Some((state, cost))
     }

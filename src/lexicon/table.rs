@@ -1,13 +1,14 @@
 //! The dense lexer table: states × byte classes, with each state's winning lexemes.
 
 use regex_automata::dfa::{dense, Automaton, StartKind};
+use regex_automata::nfa::thompson;
 use regex_automata::util::{start, syntax};
 use regex_automata::{Anchored, MatchKind};
 use smallvec::SmallVec;
 use thiserror::Error;
 
 use super::Lexeme;
-use crate::grammar::{Grammar, Pattern, Symbol, TerminalId};
+use crate::grammar::{Grammar, Pattern, Symbol, TerminalId, MAX_PATTERN_NFA_BYTES};
 
 /// A state of the lexer table. [`DEAD`] is the state no continuation leaves.
 pub type StateId = u32;
@@ -17,6 +18,12 @@ pub const DEAD: StateId = 0;
 
 /// Upper bound on the memory regex-automata may use to build the lexer DFA.
 const DFA_SIZE_LIMIT: usize = 256 << 20;
+
+/// Upper bound on the memory of the Thompson NFA of all terminals together, which is built
+/// before the DFA and is not bounded by [`DFA_SIZE_LIMIT`]. Each pattern alone is held to
+/// [`MAX_PATTERN_NFA_BYTES`] when it is parsed (an error naming the terminal); this limit
+/// keeps the memory bounded for any grammar however it was built.
+const NFA_SIZE_LIMIT: usize = 4 * MAX_PATTERN_NFA_BYTES;
 
 /// Why a grammar's terminals could not be compiled into a lexer.
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
@@ -72,6 +79,7 @@ impl Lexicon {
                     .determinize_size_limit(Some(DFA_SIZE_LIMIT)),
             )
             .syntax(syntax::Config::new())
+            .thompson(thompson::Config::new().nfa_size_limit(Some(NFA_SIZE_LIMIT)))
             .build_many(&regexes)
             .map_err(|e| LexiconError::Build(e.to_string()))?;
         let start = dfa

@@ -2,7 +2,11 @@
 //!
 //! The two dialects agree on almost everything a grammar uses. This pass rewrites the few
 //! spellings they disagree on and refuses, with a message naming the construct, what a finite
-//! automaton cannot do (lookaround, backreferences, atomic groups, conditionals):
+//! automaton cannot do (lookaround, backreferences, atomic groups, conditionals), and what
+//! regex-syntax would accept with another meaning: a quantifier after a quantifier (`a++` is
+//! possessive in Python 3.11 and an error before; `a**` an error), and global flags after the
+//! start of the regex (`a(?i)b`: Python applies them to the whole regex before 3.11 and
+//! rejects them from 3.11 on; regex-syntax applies them from there on):
 //!
 //! | Python                       | regex-syntax        |
 //! | ---------------------------- | ------------------- |
@@ -19,21 +23,58 @@
 //! Anything else passes through unchanged, so `regex-syntax` extensions such as `\p{L}` (which
 //! Lark accepts with its `regex` option) work too. The result is validated by the caller.
 
+/// What the last token read was, for Python's rules on what may follow it.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Prev {
+    /// Nothing yet but global flag groups `(?i)` and comments: global flags may still come.
+    Start,
+    /// A quantifier (`*`, `+`, `?`, `{m,n}`): `?` makes it lazy, `+` possessive.
+    Quantifier,
+    /// A lazy quantifier (`*?`): no further quantifier may follow.
+    Lazy,
+    /// Anything else.
+    Atom,
+}
+
 /// Translates one regex literal body; `verbose` is whether the `x` flag applies.
 pub(super) fn translate(body: &str, verbose: bool) -> Result<String, String> {
     let chars: Vec<char> = body.chars().collect();
     let mut out = String::with_capacity(body.len() + 8);
     let mut verbose = verbose;
+    let mut prev = Prev::Start;
     let mut i = 0;
     while let Some(&c) = chars.get(i) {
-        i = match c {
-            '\\' => escape(&chars, i, false, &mut out)?,
-            '[' => class(&chars, i, verbose, &mut out)?,
-            '(' => group(&chars, i, &mut verbose, &mut out)?,
-            '{' => brace(&chars, i, &mut out),
+        (i, prev) = match c {
+            '\\' => (escape(&chars, i, false, &mut out)?, Prev::Atom),
+            '[' => (class(&chars, i, verbose, &mut out)?, Prev::Atom),
+            '(' => {
+                let (next, kind) = group(&chars, i, &mut verbose, &mut out)?;
+                match kind {
+                    Group::GlobalFlags if prev != Prev::Start => {
+                        return Err(format!(
+                            "global flags `{}` at character {} are not supported: Python \
+                             applies them to the whole regex (before 3.11) or rejects them \
+                             (3.11 on) unless they start it; use a scoped group `(?flags:...)`",
+                            chars[i..next].iter().collect::<String>(),
+                            i + 1
+                        ))
+                    }
+                    Group::GlobalFlags | Group::Comment => (next, prev),
+                    Group::Open => (next, Prev::Atom),
+                }
+            }
+            '{' => match brace(&chars, i, &mut out) {
+                (next, true) => (next, quantifier(prev, &chars, i, next)?),
+                (next, false) => (next, Prev::Atom),
+            },
+            '*' | '+' | '?' => {
+                let next = quantifier(prev, &chars, i, i + 1)?;
+                out.push(c);
+                (i + 1, next)
+            }
             '}' => {
                 out.push_str("\\}");
-                i + 1
+                (i + 1, Prev::Atom)
             }
             '#' if verbose => {
                 // A comment runs to the end of the line; copy it, regex-syntax skips it too.
@@ -45,15 +86,40 @@ pub(super) fn translate(body: &str, verbose: bool) -> Result<String, String> {
                         break;
                     }
                 }
-                j
+                (j, prev)
+            }
+            c if verbose && c.is_whitespace() => {
+                out.push(c);
+                (i + 1, prev)
             }
             _ => {
                 out.push(c);
-                i + 1
+                (i + 1, Prev::Atom)
             }
         };
     }
     Ok(out)
+}
+
+/// The state after the quantifier `chars[i..end]`, which follows `prev`. Python reads `+`
+/// after a quantifier as possessive (3.11 on; an error before) and any other quantifier there
+/// as an error; regex-syntax would silently read both as a repetition of the repetition.
+fn quantifier(prev: Prev, chars: &[char], i: usize, end: usize) -> Result<Prev, String> {
+    let text = || chars[i..end].iter().collect::<String>();
+    match (prev, chars[i]) {
+        (Prev::Quantifier, '?') => Ok(Prev::Lazy),
+        (Prev::Quantifier, '+') => Err(format!(
+            "possessive quantifier `+` at character {} is not supported (Python before 3.11 \
+             rejects it)",
+            i + 1
+        )),
+        (Prev::Quantifier | Prev::Lazy, _) => Err(format!(
+            "multiple repeat: quantifier `{}` at character {} follows another quantifier",
+            text(),
+            i + 1
+        )),
+        _ => Ok(Prev::Quantifier),
+    }
 }
 
 fn push_code(out: &mut String, code: u32) {
@@ -164,12 +230,28 @@ fn class(chars: &[char], i: usize, verbose: bool, out: &mut String) -> Result<us
     }
 }
 
+/// What a `(` opened.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Group {
+    /// A group whose body follows (capturing, named, non-capturing, scoped flags).
+    Open,
+    /// Global flags `(?imsx)`, copied whole.
+    GlobalFlags,
+    /// A comment `(?#...)`, dropped.
+    Comment,
+}
+
 /// A group opening at `chars[i] == '('`; returns the index after what was consumed.
-fn group(chars: &[char], i: usize, verbose: &mut bool, out: &mut String) -> Result<usize, String> {
+fn group(
+    chars: &[char],
+    i: usize,
+    verbose: &mut bool,
+    out: &mut String,
+) -> Result<(usize, Group), String> {
     let at = |k: usize| chars.get(i + k).copied();
     if at(1) != Some('?') {
         out.push('(');
-        return Ok(i + 1);
+        return Ok((i + 1, Group::Open));
     }
     match (at(2), at(3)) {
         (Some('='), _) => Err("lookahead `(?=...)` is not supported".into()),
@@ -184,7 +266,7 @@ fn group(chars: &[char], i: usize, verbose: &mut bool, out: &mut String) -> Resu
             let mut j = i + 3;
             loop {
                 match chars.get(j) {
-                    Some(')') => return Ok(j + 1),
+                    Some(')') => return Ok((j + 1, Group::Comment)),
                     Some(_) => j += 1,
                     None => return Err("unterminated comment group `(?#`".into()),
                 }
@@ -192,7 +274,7 @@ fn group(chars: &[char], i: usize, verbose: &mut bool, out: &mut String) -> Resu
         }
         (Some('P' | '<'), _) => {
             out.push_str("(?");
-            Ok(i + 2)
+            Ok((i + 2, Group::Open))
         }
         _ => {
             // Inline flags `(?imsx-imsx)` or `(?imsx-imsx:...)`.
@@ -213,13 +295,18 @@ fn group(chars: &[char], i: usize, verbose: &mut bool, out: &mut String) -> Resu
             }
             out.push_str("(?");
             out.push_str(&flags);
-            Ok(j)
+            if chars.get(j) == Some(&')') {
+                out.push(')');
+                return Ok((j + 1, Group::GlobalFlags));
+            }
+            Ok((j, Group::Open))
         }
     }
 }
 
 /// A `{` at `chars[i]`: a counted repetition if it reads as one in Python, else a literal.
-fn brace(chars: &[char], i: usize, out: &mut String) -> usize {
+/// Returns the index after what was consumed and whether it was a counted repetition.
+fn brace(chars: &[char], i: usize, out: &mut String) -> (usize, bool) {
     let digits = |mut j: usize| {
         let start = j;
         while chars.get(j).is_some_and(|c| c.is_ascii_digit()) {
@@ -237,7 +324,7 @@ fn brace(chars: &[char], i: usize, out: &mut String) -> usize {
     let closed = chars.get(j) == Some(&'}');
     if !closed || (lo.is_empty() && hi.is_none()) {
         out.push_str("\\{");
-        return i + 1;
+        return (i + 1, false);
     }
     let lo: String = if lo.is_empty() {
         "0".into()
@@ -248,7 +335,7 @@ fn brace(chars: &[char], i: usize, out: &mut String) -> usize {
         None => out.push_str(&format!("{{{lo}}}")),
         Some(h) => out.push_str(&format!("{{{lo},{}}}", h.iter().collect::<String>())),
     }
-    j + 1
+    (j + 1, true)
 }
 
 #[cfg(test)]
@@ -281,6 +368,16 @@ mod tests {
     }
 
     #[test]
+    fn quantifier_suffixes_and_leading_flags_keep_their_meaning() {
+        assert_eq!(t("a+?b*?c??d{2,3}?"), "a+?b*?c??d{2,3}?");
+        assert_eq!(t(r"\++[+]+(a+)+"), r"\++[+]+(a+)+");
+        assert_eq!(t("a{x}+"), r"a\{x\}+");
+        assert_eq!(t("(?i)(?#c)(?s)ab"), "(?i)(?s)ab");
+        assert_eq!(t("(?i:a)(?s:b)"), "(?i:a)(?s:b)");
+        assert_eq!(translate(" (?i) a", true).unwrap(), " (?i) a");
+    }
+
+    #[test]
     fn refusals() {
         for (re, word) in [
             ("a(?=b)", "lookahead"),
@@ -294,6 +391,16 @@ mod tests {
             ("(?a)x", "ASCII"),
             (r"\N{DIGIT ONE}", "named"),
             ("[abc", "unterminated"),
+            ("a++", "possessive quantifier `+` at character 3"),
+            ("a*+", "possessive"),
+            ("a{2}+", "possessive"),
+            ("a?+", "possessive"),
+            ("a**", "multiple repeat"),
+            ("a*?+", "multiple repeat"),
+            ("a+{2}", "multiple repeat"),
+            ("a(?i)b", "global flags `(?i)` at character 2"),
+            ("(a(?s))", "global flags"),
+            ("(?#c)a|(?m)b", "global flags"),
         ] {
             let e = translate(re, false).unwrap_err();
             assert!(e.contains(word), "{re}: {e}");

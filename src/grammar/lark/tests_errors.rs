@@ -262,6 +262,56 @@ fn bad_regexes_name_their_terminal() {
     );
 }
 
+/// Issue 19: Python regex syntax that regex-syntax would accept with another meaning is refused,
+/// naming the terminal, the literal's position and the character in the regex.
+#[test]
+fn possessive_quantifiers_and_late_global_flags_are_refused() {
+    invalid_pattern(
+        "start: A\nA: /a++/",
+        "A",
+        &["e.lark:2:4", "possessive", "character 3"],
+    );
+    invalid_pattern("start: A\nA: /[ab]*+c/", "A", &["e.lark:2:4", "possessive"]);
+    invalid_pattern("start: /x{2}+/", "/x{2}+/", &["e.lark:1:8", "possessive"]);
+    invalid_pattern("start: A\nA: /a**/", "A", &["multiple repeat"]);
+    invalid_pattern(
+        "start: A\nA: \"x\" /a(?i)b/",
+        "A",
+        &["e.lark:2:8", "global flags `(?i)`", "character 2"],
+    );
+    // Flags at the start, scoped flags and lazy quantifiers keep their meaning.
+    let g = super::tests::grammar("start: A B\nA: /(?i)ab+?/\nB: /c(?s:.)*?d/");
+    assert!(g.terminal_by_name("A").is_some());
+}
+
+/// Issue 19: a terminal whose automaton would exhaust memory once its counted repetitions are
+/// written out is refused where the grammar is read, naming the terminal and its position.
+#[test]
+fn terminals_with_huge_automata_are_named() {
+    invalid_pattern(
+        "start: A\nA: ((\"a\" ~ 1000) ~ 1000) ~ 1000",
+        "A",
+        &["e.lark:2:", "MiB", "written out"],
+    );
+    invalid_pattern(
+        "start: B\nB: /((a{1000}){1000}){1000}/",
+        "B",
+        &["e.lark:2:4", "MiB"],
+    );
+    invalid_pattern(
+        "start: \"x\" /[a-z]{1000000}/",
+        "/[a-z]{1000000}/",
+        &["e.lark:1:12", "MiB"],
+    );
+    // In a rule, `~` writes symbols out and is bounded by its own budget.
+    unsupported_at(
+        "start: ((\"a\" ~ 1000) ~ 1000) ~ 1000",
+        1,
+        9,
+        "repetitions `~`",
+    );
+}
+
 /// A grammar using most of the syntax, for the mutation tests below.
 const SAMPLE: &str = r#"// sample
 ?start: value

@@ -12,7 +12,7 @@ use hashbrown::HashMap;
 use serde_json::{Map, Value};
 
 use super::error::{push_pointer, SchemaError, SchemaWarning};
-use super::refs::{flatten, json_eq, kind_name, merge, resolve, UNSUPPORTED};
+use super::refs::{flatten, json_eq, kind_name, merge, resolve, Expansions, UNSUPPORTED};
 pub use super::sites::StringSite;
 use super::strings::ANY_STRING;
 use super::SchemaOptions;
@@ -40,6 +40,8 @@ pub struct Lowerer<'a> {
     refs: HashMap<String, NonterminalId>,
     any: Option<NonterminalId>,
     rules: usize,
+    /// Subschemas expanded so far (see [`super::refs::MAX_EXPANSIONS`]).
+    expansions: Expansions,
     /// Property-name literals: decoded name → terminal.
     pub(super) keys: Vec<(String, TerminalId)>,
     /// Places where a string lexeme may stand (see [`StringSite`]).
@@ -64,6 +66,7 @@ impl<'a> Lowerer<'a> {
             refs: HashMap::new(),
             any: None,
             rules: 0,
+            expansions: Expansions::default(),
             keys: vec![],
             sites: vec![],
             site_ids: HashMap::new(),
@@ -348,7 +351,7 @@ impl<'a> Lowerer<'a> {
                 })
             }
         }
-        let flat = flatten(self.root, schema, ptr, 0)?;
+        let flat = flatten(self.root, schema, ptr, 0, &mut self.expansions)?;
         self.flat(&flat, ptr, depth)
     }
 
@@ -475,7 +478,7 @@ impl<'a> Lowerer<'a> {
         let mut signatures = vec![];
         for (i, item) in items.iter().enumerate() {
             let iptr = push_pointer(&kptr, &i.to_string());
-            let f = flatten(self.root, item, &iptr, 0)?;
+            let f = flatten(self.root, item, &iptr, 0, &mut self.expansions)?;
             let merged = match merge(&rest, &f, &iptr) {
                 Ok(m) => m,
                 Err(e) if is_contradiction(&e) => continue,

@@ -15,7 +15,8 @@
 //! ```
 //!
 //! Data flow: the schema document ([`serde_json::Value`]) → `refs` (resolve `$ref`, fold
-//! `allOf` into one schema object where exact) → `lower` (one nonterminal per schema location,
+//! `allOf` into one schema object where exact, with `keywords` checking the shape of each
+//! keyword's value) → `lower` (one nonterminal per schema location,
 //! `anyOf`/`oneOf` as alternatives) with `scalars` (numbers, strings, `enum`/`const`) and
 //! `containers` (arrays, objects), and `sites` (property names as literal lexemes, admitted at
 //! every string place that accepts them) → [`GrammarBuilder`](crate::grammar::GrammarBuilder) →
@@ -35,6 +36,7 @@
 
 mod containers;
 mod error;
+mod keywords;
 mod lower;
 mod numbers;
 mod refs;

@@ -6,11 +6,41 @@
 use serde_json::{Map, Value};
 
 use super::error::{push_pointer, SchemaError};
+use super::keywords::check_shapes;
 
 /// How deep `$ref`/`allOf` chains are followed while merging (a cycle hits this).
 pub const MAX_MERGE_DEPTH: usize = 32;
 /// The most alternatives an `anyOf` × `anyOf` product may have.
 pub const MAX_ALTERNATIVES: usize = 256;
+/// The most subschemas one compilation may expand, counted as calls of [`flatten`] (one per
+/// schema object it visits: each subschema lowered, each `$ref` target and `allOf` item merged
+/// into it). `$ref` targets and `allOf` items are copied, not shared, so definitions that each
+/// use the next one k times cost kⁿ expansions for n definitions, which [`MAX_MERGE_DEPTH`]
+/// only caps at about k¹⁶ (4¹⁶ ≈ 4·10⁹); with this budget such a schema fails fast with an
+/// error naming it. (Sharing flattened targets would not bound the work alone: a merged value
+/// can double in size at each level.)
+pub const MAX_EXPANSIONS: usize = 100_000;
+
+/// The subschemas expanded so far in one compilation, against [`MAX_EXPANSIONS`].
+#[derive(Debug, Default)]
+pub struct Expansions(usize);
+
+impl Expansions {
+    /// Counts one expansion of the subschema at `ptr`.
+    fn charge(&mut self, ptr: &str) -> Result<(), SchemaError> {
+        self.0 += 1;
+        if self.0 > MAX_EXPANSIONS {
+            return Err(SchemaError::Budget {
+                pointer: ptr.to_string(),
+                what: "the number of subschemas expanded through `$ref`/`allOf` (one per \
+                       subschema visited; a definition used twice is expanded twice)"
+                    .into(),
+                limit: MAX_EXPANSIONS,
+            });
+        }
+        Ok(())
+    }
+}
 
 /// Keywords that carry no constraint (annotations, identifiers, containers of definitions).
 pub const ANNOTATIONS: &[&str] = &[
@@ -99,7 +129,10 @@ pub fn resolve<'a>(
     let mut cur = root;
     let mut ptr = String::new();
     for raw in fragment[1..].split('/') {
-        let token = percent_decode(raw).replace("~1", "/").replace("~0", "~");
+        let token = percent_decode(raw)
+            .map_err(|reason| bad(&reason))?
+            .replace("~1", "/")
+            .replace("~0", "~");
         cur = match cur {
             Value::Object(m) => m.get(&token),
             Value::Array(a) => token.parse::<usize>().ok().and_then(|i| a.get(i)),
@@ -128,33 +161,45 @@ fn find_anchor<'a>(v: &'a Value, name: &str, ptr: &str) -> Option<(&'a Value, St
     }
 }
 
-fn percent_decode(s: &str) -> String {
+/// Decodes the `%XX` escapes of a URI fragment (RFC 3986) byte by byte; the decoded bytes must
+/// be UTF-8. A `%` not followed by two hex digits is an error, not a literal `%`.
+fn percent_decode(s: &str) -> Result<String, String> {
     let b = s.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%' && i + 2 < b.len() {
-            if let Ok(x) = u8::from_str_radix(&s[i + 1..i + 3], 16) {
-                out.push(x);
-                i += 3;
-                continue;
+    while let Some(&c) = b.get(i) {
+        if c != b'%' {
+            out.push(c);
+            i += 1;
+            continue;
+        }
+        let hex = |k: usize| b.get(k).and_then(|d| char::from(*d).to_digit(16));
+        match (hex(i + 1), hex(i + 2)) {
+            (Some(hi), Some(lo)) => out.push((hi * 16 + lo) as u8),
+            _ => {
+                return Err(format!(
+                    "`%` at byte {i} of {s:?} does not start a percent-escape `%XX`"
+                ))
             }
         }
-        out.push(b[i]);
-        i += 1;
+        i += 3;
     }
-    String::from_utf8_lossy(&out).into_owned()
+    String::from_utf8(out)
+        .map_err(|_| format!("the percent-escapes of {s:?} do not decode to UTF-8"))
 }
 
 /// A schema with its top-level `$ref` and `allOf` folded in: a boolean, or an object with
 /// neither keyword. `items` given as an array (draft 4–2019) becomes `prefixItems` (with
-/// `additionalItems` as `items`). Annotations are dropped.
+/// `additionalItems` as `items`). Annotations are dropped. Every schema object visited has its
+/// keyword values checked (module `keywords`) and is charged to `spent`.
 pub fn flatten(
     root: &Value,
     schema: &Value,
     ptr: &str,
     depth: usize,
+    spent: &mut Expansions,
 ) -> Result<Value, SchemaError> {
+    spent.charge(ptr)?;
     if depth > MAX_MERGE_DEPTH {
         return Err(SchemaError::Budget {
             pointer: ptr.to_string(),
@@ -172,6 +217,7 @@ pub fn flatten(
             })
         }
     };
+    check_shapes(obj, ptr)?;
     let mut own = Map::new();
     for (k, v) in obj {
         if k == "$ref" || k == "allOf" || is_annotation(k) {
@@ -196,7 +242,7 @@ pub fn flatten(
             reason: "not a string".into(),
         })?;
         let (target, tptr) = resolve(root, r, ptr)?;
-        let t = flatten(root, target, &tptr, depth + 1)?;
+        let t = flatten(root, target, &tptr, depth + 1, spent)?;
         acc = merge(&acc, &t, ptr)?;
     }
     if let Some(all) = obj.get("allOf") {
@@ -207,7 +253,8 @@ pub fn flatten(
         })?;
         let aptr = push_pointer(ptr, "allOf");
         for (i, item) in items.iter().enumerate() {
-            let f = flatten(root, item, &push_pointer(&aptr, &i.to_string()), depth + 1)?;
+            let iptr = push_pointer(&aptr, &i.to_string());
+            let f = flatten(root, item, &iptr, depth + 1, spent)?;
             acc = merge(&acc, &f, &aptr)?;
         }
     }

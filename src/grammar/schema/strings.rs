@@ -153,11 +153,14 @@ struct Decoded {
 }
 
 impl Decoded {
+    /// The encoded regex, refused if its automaton would be too large to build.
     fn to_encoded(&self) -> Result<String, StringIssue> {
         if self.encoded {
             return Ok(self.hir.to_string());
         }
-        Ok(encode(&self.hir)?.to_string())
+        let hir = encode(&self.hir)?;
+        crate::grammar::check_automaton_size(&hir).map_err(StringIssue::BadPattern)?;
+        Ok(hir.to_string())
     }
 }
 

@@ -78,12 +78,25 @@ impl Searcher {
                     found.push(key(p, b, q));
                 }
             }
+            // The split point `r` of `a → b c`: walk the shorter of the two lists that meet
+            // there (inside an any-string hole both can be long).
             for &(b, c) in grammar.binary_children(a) {
-                for (r, _) in self.by_start.list(b, p) {
-                    work += 1;
-                    if derived(r, c, q) {
-                        found.push(key(p, b, r));
-                        found.push(key(r, c, q));
+                let (lefts, rights) = (self.by_start.len(b, p), self.by_end.len(c, q));
+                if lefts <= rights {
+                    for (r, _) in self.by_start.list(b, p) {
+                        work += 1;
+                        if derived(r, c, q) {
+                            found.push(key(p, b, r));
+                            found.push(key(r, c, q));
+                        }
+                    }
+                } else {
+                    for (r, _) in self.by_end.list(c, q) {
+                        work += 1;
+                        if derived(p, b, r) {
+                            found.push(key(p, b, r));
+                            found.push(key(r, c, q));
+                        }
                     }
                 }
             }
