@@ -7,6 +7,7 @@
 //! trailing hole. Text is bytes: a token may be any UTF-8 piece or a partial UTF-8 sequence.
 
 mod jsonl;
+pub mod token_lines;
 pub mod tokens;
 
 pub use jsonl::{parse_canvas_line, CanvasLine, CanvasLineError};

@@ -61,6 +61,14 @@ pub struct Budgets {
     pub search: u64,
     /// Nodes the completion search may visit.
     pub completion_nodes: usize,
+    /// Checks one position's mask may make when it decides its tokens by one check per
+    /// effect (see [`Checker::allowed`]), the search work they may spend together (in
+    /// multiples of `search`), and the wall-clock time the mask may take (`None`: no
+    /// deadline). The tokens of effects past any of these are `unknown`: never a guess, but
+    /// past the deadline which ones depends on the machine's speed.
+    pub mask_checks: usize,
+    pub mask_work_factor: u64,
+    pub mask_deadline: Option<std::time::Duration>,
 }
 
 impl Default for Budgets {
@@ -69,6 +77,9 @@ impl Default for Budgets {
             lexing: LexLimits::default(),
             search: DEFAULT_BUDGET,
             completion_nodes: 2_000_000,
+            mask_checks: 512,
+            mask_work_factor: 16,
+            mask_deadline: Some(std::time::Duration::from_secs(2)),
         }
     }
 }

@@ -35,6 +35,9 @@ pub struct Allowed {
     pub effects: usize,
     /// Canvas checks made (one per effect, and one for the end of output).
     pub checks: usize,
+    /// Whether the effects were decided by one check each (the one-search route ran out of
+    /// budget).
+    pub by_checks: bool,
     pub micros: u64,
 }
 
@@ -66,7 +69,16 @@ impl Checker {
         let (verdict, dfa_states, items) = match reading {
             TokenReading::Broken(_) => (CheckVerdict::NotCompletable, 0, 0),
             TokenReading::Text { text, kinds, .. } => {
-                match self.lexer.automaton_of_kinds(&text, &kinds) {
+                let built = self
+                    .lexer
+                    .automaton_of_kinds(&text, &kinds)
+                    .or_else(|TooLarge| {
+                        // Token paths from large entry sets (long runs of masks in C++) can
+                        // make the automaton too large: read the holes loosely, as any text.
+                        self.lexer
+                            .automaton_of_kinds(&text, &loosened(&kinds, None))
+                    });
+                match built {
                     Err(_) => (CheckVerdict::Unknown, 0, 0),
                     Ok(dfa) => {
                         let v = self.search(&dfa, false);
@@ -109,6 +121,7 @@ impl Checker {
             unknown: 0,
             effects: 0,
             checks: 0,
+            by_checks: false,
             micros: 0,
         };
         // The end of the output: allowed where no text token follows.
@@ -127,77 +140,106 @@ impl Checker {
             open_hole: Some(hole),
         } = read_tokens(canvas, &vocab, Some(position))?
         {
-            match self.text_tokens_allowed(&text, &kinds, hole as u32, &mut out) {
-                Ok(()) => {}
-                Err(TooLarge) => out.unknown = vocab.text_ids().count(),
+            let by =
+                self.text_tokens_allowed(canvas, position, &text, &kinds, hole as u32, &mut out);
+            if let Err(TooLarge) = by {
+                out.unknown += vocab.text_ids().count();
             }
         }
         out.micros = t0.elapsed().as_micros() as u64;
         Ok(out)
     }
 
-    /// Adds to `out` the text tokens allowed in hole `hole` of `text`, a hole of one token: one
-    /// search marks the paths through the hole that some accepted word takes, and a token is
-    /// allowed iff one of its paths (from a configuration of the hole's entry set) is marked.
+    /// Adds to `out` the text tokens allowed in hole `hole` of `text` (the reading of `canvas`
+    /// with `position` open), a hole of one token.
+    ///
+    /// One search marks the paths through the hole that some accepted word takes, and a token
+    /// is allowed iff one of its paths (from a configuration of the hole's entry set) is
+    /// marked. That search is exhaustive, so it can run out of budget (long runs of masks on
+    /// both sides), and the automaton with every path of the hole can be too large (C++ after
+    /// a long run, where the entry set holds most configurations). Then each *effect* is
+    /// decided by a check of the canvas with one of its tokens placed: goal-directed checks
+    /// stop at the first derivation, so the answer stays exact, at the cost of one check per
+    /// effect.
     fn text_tokens_allowed(
         &mut self,
+        canvas: &TokenCanvas,
+        position: usize,
         text: &HoleyText,
         kinds: &[HoleKind],
         hole: u32,
         out: &mut Allowed,
     ) -> Result<(), TooLarge> {
         let t0 = Instant::now();
-        let (dfa, marks) = self.lexer.marked_automaton(text, kinds, Some(hole))?;
-        let t1 = t0.elapsed();
-        out.checks += 1;
-        let useful = self
-            .searcher
-            .useful_states(&self.normal, &dfa, self.budgets.search);
-        let t2 = t0.elapsed();
-        if std::env::var("DBG").is_ok() {
-            eprintln!(
-                "nfa {:?} ({} states, {} edges, {} marks) search {:?} settled {} work {} ok {}",
-                t1,
-                dfa.num_states(),
-                dfa.edges().len(),
-                marks.len(),
-                t2 - t1,
-                self.searcher.stats().settled,
-                self.searcher.stats().work,
-                useful.is_some()
-            );
-        }
-        let useful = useful.ok_or(TooLarge)?;
+        let loose = loosened(kinds, Some(hole as usize));
+        let built = self
+            .lexer
+            .marked_automaton(text, kinds, Some(hole))
+            // The other holes' token paths made the automaton too large: read them loosely.
+            .or_else(|TooLarge| self.lexer.marked_automaton(text, &loose, Some(hole)));
         let mut entries: Vec<ConfigId> = Vec::new();
         let mut taken: HashSet<(ConfigId, TokenPath)> = HashSet::new();
-        for mark in &marks {
-            let configs = self.lexer.config_set(mark.set).to_vec();
-            if mark.state.is_some_and(|s| useful[s as usize]) {
-                let path = self.lexer.token_paths(mark.set)?.paths[mark.path as usize].clone();
-                for &c in &configs {
-                    taken.insert((c, path.clone()));
+        let mut by_marks = false;
+        match built {
+            Ok((dfa, marks)) => {
+                out.checks += 1;
+                let useful = self
+                    .searcher
+                    .useful_states(&self.normal, &dfa, self.budgets.search);
+                by_marks = useful.is_some();
+                for mark in &marks {
+                    let configs = self.lexer.config_set(mark.set).to_vec();
+                    if let Some(useful) = &useful {
+                        if mark.state.is_some_and(|s| useful[s as usize]) {
+                            let paths = self.lexer.token_paths(mark.set)?;
+                            let path = &paths.paths[mark.path as usize];
+                            for &c in &configs {
+                                taken.insert((c, path.clone()));
+                            }
+                        }
+                    }
+                    entries.extend(configs);
+                }
+                if by_marks && taken.is_empty() {
+                    return Ok(());
                 }
             }
-            entries.extend(configs);
-        }
-        if taken.is_empty() {
-            return Ok(());
+            Err(TooLarge) => {
+                for set in self.lexer.open_entry_sets(text, &loose, hole)? {
+                    entries.extend_from_slice(self.lexer.config_set(set));
+                }
+            }
         }
         entries.sort_unstable();
         entries.dedup();
-        let t3 = Instant::now();
         let effects = self.lexer.effects(&entries)?;
-        if std::env::var("DBG").is_ok() {
-            eprintln!("effects {:?} from {} entries", t3.elapsed(), entries.len());
-        }
         out.effects = effects.len();
+        out.by_checks = !by_marks;
+        let mut work = 0;
         for effect in effects {
-            let allowed = effect
-                .paths
-                .iter()
-                .any(|(e, path)| taken.contains(&(entries[*e as usize], path.clone())));
-            if allowed {
-                effect.tokens.iter().for_each(|&id| out.mask.insert(id));
+            if by_marks {
+                let allowed = effect
+                    .paths
+                    .iter()
+                    .any(|(e, path)| taken.contains(&(entries[*e as usize], path.clone())));
+                if allowed {
+                    effect.tokens.iter().for_each(|&id| out.mask.insert(id));
+                }
+            } else if out.checks > self.budgets.mask_checks
+                || work > self.budgets.search * self.budgets.mask_work_factor
+                || self.budgets.mask_deadline.is_some_and(|d| t0.elapsed() > d)
+            {
+                out.unknown += effect.tokens.len();
+            } else {
+                out.checks += 1;
+                // The canvas was read already, so this check cannot fail; if it did, the
+                // effect would count as unknown, never as a guess.
+                let one = canvas.with(position, effect.tokens[0]);
+                let verdict = self
+                    .check_tokens(&one)
+                    .map_or(CheckVerdict::Unknown, |c| c.verdict);
+                work += self.searcher.stats().work;
+                self.tally(out, verdict, effect.tokens.iter().copied());
             }
         }
         Ok(())
@@ -270,4 +312,14 @@ impl Checker {
         }
         Ok(pairs.len())
     }
+}
+
+/// `kinds` with every hole but `keep` read as any text: a superset of what its tokens can
+/// write, so a check on it never rejects what the tokens could complete (it may accept more).
+fn loosened(kinds: &[HoleKind], keep: Option<usize>) -> Vec<HoleKind> {
+    kinds
+        .iter()
+        .enumerate()
+        .map(|(i, &k)| if Some(i) == keep { k } else { HoleKind::Any })
+        .collect()
 }

@@ -1,27 +1,33 @@
-//! `lacuna check [--grammar SPEC] [--complete] [--stats] [FILE|-]`: canvas JSON lines in,
-//! verdict JSON lines out (formats in DESIGN.md).
+//! `lacuna check [--grammar SPEC] [--complete] [--stats] [--tokenizer FILE [--eos NAME]..]
+//! [FILE|-]`: canvas JSON lines in, verdict JSON lines out (formats in DESIGN.md).
+//!
+//! With `--tokenizer`, lines are token canvases (`"tokens": [id or null, ..]`) checked under
+//! token-exact semantics ([`Checker::check_tokens`]): a masked position holds exactly one token.
 //!
 //! A bad line (malformed JSON, unknown grammar, bad cell) gets an error object of its own and
 //! the run goes on; the exit status is 1 if any line had an error.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Write};
+use std::sync::Arc;
 
 use clap::Args;
-use hashbrown::HashMap;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::canvas::parse_canvas_line;
-use crate::checker::{CheckVerdict, Checker};
-use crate::grammar::schema::SchemaOptions;
-use crate::grammar::spec;
+use super::checkers::{
+    load_vocabulary, open_input, spec_of, utf8, Checkers, ErrorLine, DEFAULT_MAX_POSITIONS,
+};
+use crate::canvas::token_lines::{parse_token_canvas_line_limited, TokenLineErrorKind};
+use crate::canvas::{parse_canvas_line, CanvasLineError};
+use crate::checker::{Check, CheckVerdict};
+use crate::vocab::Vocabulary;
 
 #[derive(Args, Debug)]
 pub struct CheckArgs {
     /// Grammar for lines that name none (json, smiles, cpp, FILE.lark, schema:PATH; +fence).
     #[arg(long, short)]
     grammar: Option<String>,
-    /// Add a full completion to every completable verdict.
+    /// Add a full completion to every completable verdict (text canvases only).
     #[arg(long)]
     complete: bool,
     /// Print a summary (median / p90 / max microseconds, DFA states) on stderr.
@@ -31,6 +37,17 @@ pub struct CheckArgs {
     /// warning on stderr instead of failing the line.
     #[arg(long)]
     lenient: bool,
+    /// Read token-canvas lines (`"tokens": [id or null, ..]`) over this tokenizer.json's
+    /// vocabulary and check them token-exactly.
+    #[arg(long, value_name = "FILE", conflicts_with = "complete")]
+    tokenizer: Option<String>,
+    /// An end-of-output token of the tokenizer (repeat for several); default: the usual names
+    /// (<|endoftext|>, </s>, <|im_end|>, ...).
+    #[arg(long = "eos", value_name = "NAME", requires = "tokenizer")]
+    eos: Vec<String>,
+    /// With --tokenizer: the longest token canvas read (positions); longer lines get an error.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_POSITIONS)]
+    max_positions: usize,
     /// Canvas JSON lines; `-` or nothing reads standard input.
     file: Option<String>,
 }
@@ -47,13 +64,6 @@ struct VerdictLine<'a> {
     completion_error: Option<String>,
 }
 
-#[derive(Serialize)]
-struct ErrorLine<'a> {
-    id: &'a Value,
-    line: usize,
-    error: String,
-}
-
 /// Per-run figures for `--stats`.
 #[derive(Default)]
 struct Summary {
@@ -64,13 +74,12 @@ struct Summary {
 }
 
 pub fn run(args: CheckArgs) -> Result<bool, String> {
-    let input: Box<dyn Read> = match args.file.as_deref() {
-        None | Some("-") => Box::new(std::io::stdin()),
-        Some(path) => {
-            Box::new(std::fs::File::open(path).map_err(|e| format!("cannot open {path}: {e}"))?)
-        }
+    let input = open_input(args.file.as_deref())?;
+    let vocab = match args.tokenizer.as_deref() {
+        Some(path) => Some(load_vocabulary(path, &args.eos)?),
+        None => None,
     };
-    let mut checkers: HashMap<String, Checker> = HashMap::new();
+    let mut checkers = Checkers::new(args.lenient, vocab.clone());
     let mut summary = Summary::default();
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
@@ -79,7 +88,11 @@ pub fn run(args: CheckArgs) -> Result<bool, String> {
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        let json = match check_line(&args, &mut checkers, &line, &mut summary) {
+        let answer = match &vocab {
+            Some(vocab) => check_token_line(&args, &mut checkers, vocab, &line, &mut summary),
+            None => check_line(&args, &mut checkers, &line, &mut summary),
+        };
+        let json = match answer {
             Ok(v) => v,
             Err((id, error)) => {
                 summary.errors += 1;
@@ -102,38 +115,25 @@ pub fn run(args: CheckArgs) -> Result<bool, String> {
 /// Checks one line; on failure returns the line's id (if it could be read) and the message.
 fn check_line(
     args: &CheckArgs,
-    checkers: &mut HashMap<String, Checker>,
+    checkers: &mut Checkers,
     line: &[u8],
     summary: &mut Summary,
 ) -> Result<serde_json::Result<String>, (Value, String)> {
-    let text =
-        std::str::from_utf8(line).map_err(|e| (Value::Null, format!("invalid UTF-8: {e}")))?;
-    let parsed = parse_canvas_line(text).map_err(|e| (Value::Null, e.to_string()))?;
-    let spec = parsed
-        .grammar
-        .as_deref()
-        .or(args.grammar.as_deref())
-        .ok_or_else(|| {
-            (
-                parsed.id.clone(),
-                "no grammar: give --grammar or a \"grammar\" field".to_string(),
-            )
-        })?;
-    if !checkers.contains_key(spec) {
-        let options = SchemaOptions::lenient(args.lenient);
-        let (grammar, warnings) =
-            spec::load_with(spec, &options).map_err(|e| (parsed.id.clone(), e.to_string()))?;
-        for w in warnings {
-            eprintln!("lacuna: warning: {spec}: {w}");
-        }
-        let checker = Checker::new(grammar).map_err(|e| (parsed.id.clone(), e.to_string()))?;
-        checkers.insert(spec.to_string(), checker);
-    }
-    let checker = checkers.get_mut(spec).expect("inserted above");
+    let text = utf8(line)?;
+    let parsed = parse_canvas_line(text).map_err(|e| {
+        let hint = match e {
+            CanvasLineError::MissingCanvas if text.contains("\"tokens\"") => {
+                " (a token canvas: give --tokenizer)"
+            }
+            _ => "",
+        };
+        (id_of(text), format!("{e}{hint}"))
+    })?;
+    let fail = |e: String| (parsed.id.clone(), e);
+    let spec = spec_of(parsed.grammar.as_deref(), args.grammar.as_deref()).map_err(fail)?;
+    let checker = checkers.get(spec).map_err(fail)?;
     let check = checker.check(&parsed.canvas);
-    summary.micros.push(check.micros);
-    summary.dfa_states.push(check.dfa_states);
-    summary.by_verdict[check.verdict as usize] += 1;
+    summary.add(&check);
     let (mut completion, mut completion_error) = (None, None);
     if args.complete && check.verdict == CheckVerdict::Completable {
         match checker.complete(&parsed.canvas) {
@@ -150,6 +150,58 @@ fn check_line(
         completion,
         completion_error,
     }))
+}
+
+/// [`check_line`] for a token-canvas line (`--tokenizer`).
+fn check_token_line(
+    args: &CheckArgs,
+    checkers: &mut Checkers,
+    vocab: &Arc<Vocabulary>,
+    line: &[u8],
+    summary: &mut Summary,
+) -> Result<serde_json::Result<String>, (Value, String)> {
+    let text = utf8(line)?;
+    let parsed = parse_token_canvas_line_limited(text, args.max_positions).map_err(|e| {
+        let hint = match e.kind {
+            TokenLineErrorKind::MissingTokens if text.contains("\"canvas\"") => {
+                " (a text canvas: leave out --tokenizer)"
+            }
+            _ => "",
+        };
+        (e.id.clone(), format!("{e}{hint}"))
+    })?;
+    let fail = |e: String| (parsed.id.clone(), e);
+    parsed.check_ids(vocab).map_err(|e| fail(e.to_string()))?;
+    let spec = spec_of(parsed.grammar.as_deref(), args.grammar.as_deref()).map_err(fail)?;
+    let checker = checkers.get(spec).map_err(fail)?;
+    let check = checker
+        .check_tokens(&parsed.canvas)
+        .map_err(|e| fail(e.to_string()))?;
+    summary.add(&check);
+    Ok(serde_json::to_string(&VerdictLine {
+        id: &parsed.id,
+        verdict: check.verdict,
+        micros: check.micros,
+        dfa_states: check.dfa_states,
+        completion: None,
+        completion_error: None,
+    }))
+}
+
+/// The `id` of a line that could not be read as a canvas, if it is a JSON object.
+fn id_of(text: &str) -> Value {
+    serde_json::from_str::<Value>(text)
+        .ok()
+        .and_then(|v| v.get("id").cloned())
+        .unwrap_or(Value::Null)
+}
+
+impl Summary {
+    fn add(&mut self, check: &Check) {
+        self.micros.push(check.micros);
+        self.dfa_states.push(check.dfa_states);
+        self.by_verdict[check.verdict as usize] += 1;
+    }
 }
 
 fn print_summary(s: &Summary) {

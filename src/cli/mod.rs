@@ -1,8 +1,10 @@
 //! The `lacuna` command: one file per subcommand, this file only dispatches.
 
 mod check;
+mod checkers;
 mod generate;
 mod grammar;
+mod mask;
 mod train;
 
 use std::process::ExitCode;
@@ -21,6 +23,8 @@ struct Cli {
 enum Command {
     /// Check canvases (JSON lines) for completability; print verdicts (JSON lines).
     Check(check::CheckArgs),
+    /// Valid-token masks of token canvases (JSON lines) over a tokenizer's vocabulary.
+    Mask(mask::MaskArgs),
     /// Generate with a LLaDA or Dream checkpoint, under a grammar if one is given.
     Generate(Box<generate::GenerateArgs>),
     /// Train a small masked diffusion model (LLaDA layout) and its tokenizer.
@@ -35,6 +39,7 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Check(args) => check::run(args),
+        Command::Mask(args) => mask::run(args),
         Command::Generate(args) => generate::run(*args),
         Command::Train(args) => train::run(args),
         Command::Grammar(cmd) => grammar::run(cmd).map(|()| true).map_err(|e| e.to_string()),

@@ -156,6 +156,28 @@ impl HoleyLexer {
         )
     }
 
+    /// The entry sets of hole `open` (a hole of one token) that the start reaches, without
+    /// building the automaton past it (see [`nfa::open_entry_sets`]).
+    pub fn open_entry_sets(
+        &mut self,
+        text: &HoleyText,
+        kinds: &[HoleKind],
+        open: u32,
+    ) -> Result<Vec<config::HoleSetId>, TooLarge> {
+        nfa::open_entry_sets(
+            &self.lexicon,
+            &mut self.table,
+            text,
+            kinds,
+            self.tokens.as_mut(),
+            open,
+            &self.min_cost,
+            self.limits.max_dfa_states,
+            &mut self.flows,
+            &mut self.nfa,
+        )
+    }
+
     /// The minimal DFA of all lexings of all fillings of `text`.
     pub fn dfa(&mut self, text: &HoleyText) -> Result<LexemeDfa, TooLarge> {
         let raw = subset::determinize(

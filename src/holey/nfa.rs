@@ -145,7 +145,64 @@ pub fn build(
     max_states: usize,
     flows: &mut FlowCache,
     caches: &mut NfaCaches,
-) -> Result<(LexemeDfa, Vec<PathMark>), TooLarge> {
+) -> Result<Built, TooLarge> {
+    build_or_probe(
+        lx, table, text, kinds, tokens, marked, false, min_cost, max_states, flows, caches,
+    )
+    .map(|built| built.0)
+}
+
+/// The entry sets of hole `open` (a hole of one token) that the start reaches, without
+/// building its token paths or anything after it: what a position's tokens are grouped by
+/// when the automaton with its paths would be too large.
+#[allow(clippy::too_many_arguments)]
+pub fn open_entry_sets(
+    lx: &Lexicon,
+    table: &mut ConfigTable,
+    text: &HoleyText,
+    kinds: &[HoleKind],
+    tokens: Option<&mut TokenCaches>,
+    open: u32,
+    min_cost: &[u32],
+    max_states: usize,
+    flows: &mut FlowCache,
+    caches: &mut NfaCaches,
+) -> Result<Vec<HoleSetId>, TooLarge> {
+    build_or_probe(
+        lx,
+        table,
+        text,
+        kinds,
+        tokens,
+        Some(open),
+        true,
+        min_cost,
+        max_states,
+        flows,
+        caches,
+    )
+    .map(|built| built.1)
+}
+
+/// An automaton and the end states of its marked hole's paths.
+type Built = (LexemeDfa, Vec<PathMark>);
+
+/// [`build`], or with `probe` the exploration alone, stopping at the marked hole; returns the
+/// automaton, its marks, and the marked hole's entry sets.
+#[allow(clippy::too_many_arguments)]
+fn build_or_probe(
+    lx: &Lexicon,
+    table: &mut ConfigTable,
+    text: &HoleyText,
+    kinds: &[HoleKind],
+    tokens: Option<&mut TokenCaches>,
+    marked: Option<u32>,
+    probe: bool,
+    min_cost: &[u32],
+    max_states: usize,
+    flows: &mut FlowCache,
+    caches: &mut NfaCaches,
+) -> Result<(Built, Vec<HoleSetId>), TooLarge> {
     let places = Places::new(text, kinds);
     let NfaCaches {
         outs,
@@ -167,6 +224,8 @@ pub fn build(
         tokens,
         max_states,
         marked,
+        probe,
+        entry_sets: Vec::new(),
         marks: Vec::new(),
     };
     b.id(Node::Start)?;
@@ -197,6 +256,7 @@ pub fn build(
         i += 1;
     }
     let marks = std::mem::take(&mut b.marks);
+    let entry_sets = std::mem::take(&mut b.entry_sets);
     let (dfa, new_id) = trim(b.nodes.len(), &accepting, edges, epsilons);
     let marks = marks
         .into_iter()
@@ -209,7 +269,7 @@ pub fn build(
                 .filter(|&s| s != u32::MAX),
         })
         .collect();
-    Ok((dfa, marks))
+    Ok(((dfa, marks), entry_sets))
 }
 
 struct NfaBuilder<'a, 't> {
@@ -224,6 +284,10 @@ struct NfaBuilder<'a, 't> {
     max_states: usize,
     /// The hole whose paths end in private states, and those states: `(set, path, node)`.
     marked: Option<u32>,
+    /// Whether to stop at the marked hole (see [`open_entry_sets`]).
+    probe: bool,
+    /// The marked hole's entry sets met so far.
+    entry_sets: Vec<HoleSetId>,
     marks: Vec<(HoleSetId, u32, u32)>,
 }
 
@@ -270,6 +334,12 @@ impl NfaBuilder<'_, '_> {
                 Ok(hole.accepting)
             }
             Node::Token(k, set) => {
+                if self.marked == Some(k) {
+                    self.entry_sets.push(set);
+                    if self.probe {
+                        return Ok(false);
+                    }
+                }
                 let place = self.w.places.base[k as usize + 1];
                 if self.w.places.kind(k) == HoleKind::TokenOrNone {
                     for c in self.w.table.hole_set(set).to_vec() {

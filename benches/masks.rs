@@ -1,0 +1,129 @@
+//! Valid-token masks over the 151k-token Qwen vocabulary on 256-token canvases.
+//!
+//! Each family's canvas is a real document: the first uncorrupted workload canvas of that
+//! grammar (`benches/data/workload`), its holes completed by the text checker, encoded with
+//! the Qwen tokenizer, cut or padded with `<|endoftext|>` to 256 positions; a block of 32
+//! positions in the middle of its text is masked, as a semi-autoregressive sampler's current
+//! block. Benchmarks:
+//! - `one_mask/{family}/first` and `/middle`: the mask of the block's first position (exact
+//!   left context) and of its middle one (16 masks on each side), with a warm checker;
+//! - `block/{family}`: the masks of all 32 positions of the block (`allowed_many`);
+//! - `prepare/…`: reading the vocabulary from `tokenizer.json`, and a grammar's trie over it.
+//!
+//! Masks use the default budgets (one of which is a 2 s wall-clock deadline per position), so
+//! a figure near 2 s means positions ran into it. Run with `cargo bench --bench masks`.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use lacuna::canvas::parse_canvas_line;
+use lacuna::canvas::tokens::TokenCanvas;
+use lacuna::checker::Checker;
+use lacuna::vocab::{TokenId, Vocabulary};
+
+#[path = "../tests/common/token_workload.rs"]
+mod token_workload;
+
+const LEN: usize = 256;
+const BLOCK: usize = 32;
+
+/// The families and the grammar spec of the workload canvas each one starts from.
+const FAMILIES: [(&str, &str); 4] = [
+    ("json", "json+fence"),
+    ("json_schema", "user_review.json+fence"),
+    ("smiles", "smiles+fence"),
+    ("cpp", "cpp+fence"),
+];
+
+/// A family's 256-token canvas with its block masked, the block's start, and its checker.
+fn canvas(
+    root: &Path,
+    vocab: &Arc<Vocabulary>,
+    tok: &tokenizers::Tokenizer,
+    spec_end: &str,
+) -> (TokenCanvas, usize, Checker) {
+    let text = std::fs::read_to_string(root.join(token_workload::WORKLOAD)).unwrap();
+    let line = text
+        .lines()
+        .find(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            v["corrupted"] == false && v["grammar"].as_str().unwrap().ends_with(spec_end)
+        })
+        .unwrap();
+    let parsed = parse_canvas_line(line).unwrap();
+    let spec = parsed.grammar.unwrap();
+    let mut text_checker = Checker::from_spec(&spec).unwrap();
+    let document = text_checker.complete(&parsed.canvas).unwrap().unwrap();
+    let document = String::from_utf8(document).unwrap();
+    let eos = vocab.eos_ids().next().unwrap();
+    let mut ids: Vec<TokenId> = tok.encode(document, false).unwrap().get_ids().to_vec();
+    let text_len = ids.len().min(LEN);
+    ids.resize(LEN, eos);
+    let start = (text_len / 2).saturating_sub(BLOCK / 2);
+    let mut cells: Vec<Option<TokenId>> = ids.into_iter().map(Some).collect();
+    cells[start..start + BLOCK].fill(None);
+    let g = lacuna::grammar::spec::load(&spec).unwrap();
+    let checker = Checker::with_vocabulary(g, vocab.clone()).unwrap();
+    (TokenCanvas::new(cells), start, checker)
+}
+
+fn masks(c: &mut Criterion) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let (vocab, tok) = token_workload::qwen(root);
+    for (family, spec_end) in FAMILIES {
+        let (canvas, start, mut checker) = canvas(root, &vocab, &tok, spec_end);
+        let block: Vec<usize> = (start..start + BLOCK).collect();
+        // Warm the checker's caches, and say what the masks hold.
+        for a in checker.allowed_many(&canvas, &block).unwrap() {
+            eprintln!(
+                "{family} position {}: {} allowed, {} unknown, {} effects, {} checks, {} us",
+                a.position,
+                a.mask.count(),
+                a.unknown,
+                a.effects,
+                a.checks,
+                a.micros
+            );
+        }
+        let mut g = c.benchmark_group(format!("one_mask/{family}"));
+        g.sample_size(10);
+        for (name, p) in [("first", start), ("middle", start + BLOCK / 2)] {
+            g.bench_function(name, |b| {
+                b.iter(|| checker.allowed(&canvas, p).unwrap().mask.count())
+            });
+        }
+        g.finish();
+        let mut g = c.benchmark_group("block");
+        g.sample_size(10);
+        g.bench_function(family, |b| {
+            b.iter(|| checker.allowed_many(&canvas, &block).unwrap().len())
+        });
+        g.finish();
+    }
+}
+
+fn prepare(c: &mut Criterion) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let json = std::fs::read(root.join(token_workload::QWEN)).unwrap();
+    let mut g = c.benchmark_group("prepare");
+    g.sample_size(10);
+    g.bench_function("qwen_vocabulary", |b| {
+        b.iter(|| {
+            Vocabulary::from_tokenizer_json(&json, &[], "qwen")
+                .unwrap()
+                .len()
+        })
+    });
+    let vocab = Arc::new(Vocabulary::from_tokenizer_json(&json, &[], "qwen").unwrap());
+    for spec in ["json", "cpp"] {
+        let mut checker = Checker::from_spec(spec).unwrap();
+        g.bench_function(format!("trie_{spec}"), |b| {
+            b.iter(|| checker.set_vocabulary(vocab.clone()))
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, prepare, masks);
+criterion_main!(benches);

@@ -1,0 +1,107 @@
+//! What `check` and `mask` share: the input, the vocabulary of a run, and its checkers.
+//!
+//! A run builds one checker per grammar spec on first use and keeps it (its caches serve every
+//! later line); a spec that fails to load is remembered with its message, so later lines naming
+//! it fail at once instead of compiling it again. The vocabulary is read once per run and
+//! shared by every checker.
+
+use std::io::Read;
+use std::sync::Arc;
+
+use hashbrown::HashMap;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::checker::Checker;
+use crate::grammar::schema::SchemaOptions;
+use crate::grammar::spec;
+use crate::vocab::{VocabError, Vocabulary};
+
+/// The longest token canvas read by default (`--max-positions`).
+pub const DEFAULT_MAX_POSITIONS: usize = 131_072;
+
+/// The input: standard input for `None` or `-`, else the named file.
+pub fn open_input(file: Option<&str>) -> Result<Box<dyn Read>, String> {
+    Ok(match file {
+        None | Some("-") => Box::new(std::io::stdin()),
+        Some(path) => {
+            Box::new(std::fs::File::open(path).map_err(|e| format!("cannot open {path}: {e}"))?)
+        }
+    })
+}
+
+/// Reads the vocabulary of a `tokenizer.json`; `eos` names its end-of-output tokens (the usual
+/// names when empty).
+pub fn load_vocabulary(path: &str, eos: &[String]) -> Result<Arc<Vocabulary>, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot read tokenizer {path}: {e}"))?;
+    let names: Vec<&str> = eos.iter().map(String::as_str).collect();
+    match Vocabulary::from_tokenizer_json(&bytes, &names, path) {
+        Ok(v) => Ok(Arc::new(v)),
+        Err(e @ VocabError::NoEos { .. }) => Err(format!("{e} with --eos NAME")),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// The checkers of one run, by grammar spec. See the [module docs](self).
+pub struct Checkers {
+    options: SchemaOptions,
+    vocab: Option<Arc<Vocabulary>>,
+    by_spec: HashMap<String, Result<Checker, String>>,
+}
+
+impl Checkers {
+    /// Checkers that compile JSON Schemas leniently or not, and read token canvases of `vocab`
+    /// if one is given.
+    pub fn new(lenient: bool, vocab: Option<Arc<Vocabulary>>) -> Checkers {
+        Checkers {
+            options: SchemaOptions::lenient(lenient),
+            vocab,
+            by_spec: HashMap::new(),
+        }
+    }
+
+    /// The checker of `spec`, built on first use; the error it failed with, every time.
+    pub fn get(&mut self, spec: &str) -> Result<&mut Checker, String> {
+        if !self.by_spec.contains_key(spec) {
+            let built = self.build(spec);
+            self.by_spec.insert(spec.to_string(), built);
+        }
+        match self.by_spec.get_mut(spec).expect("inserted above") {
+            Ok(checker) => Ok(checker),
+            Err(e) => Err(e.clone()),
+        }
+    }
+
+    fn build(&self, spec_text: &str) -> Result<Checker, String> {
+        let (grammar, warnings) =
+            spec::load_with(spec_text, &self.options).map_err(|e| e.to_string())?;
+        for w in warnings {
+            eprintln!("lacuna: warning: {spec_text}: {w}");
+        }
+        match &self.vocab {
+            Some(vocab) => Checker::with_vocabulary(grammar, vocab.clone()),
+            None => Checker::new(grammar),
+        }
+        .map_err(|e| e.to_string())
+    }
+}
+
+/// The grammar spec of a line: its own, else the command's.
+pub fn spec_of<'a>(own: Option<&'a str>, default: Option<&'a str>) -> Result<&'a str, String> {
+    own.or(default)
+        .ok_or_else(|| "no grammar: give --grammar or a \"grammar\" field".to_string())
+}
+
+/// The answer for a line that could not be checked: its `id` (`null` if it could not be read),
+/// its line number, and what was wrong.
+#[derive(Serialize)]
+pub struct ErrorLine<'a> {
+    pub id: &'a Value,
+    pub line: usize,
+    pub error: String,
+}
+
+/// A line as text; a line that is not UTF-8 gets an error without an id.
+pub fn utf8(line: &[u8]) -> Result<&str, (Value, String)> {
+    std::str::from_utf8(line).map_err(|e| (Value::Null, format!("invalid UTF-8: {e}")))
+}
