@@ -98,6 +98,27 @@ impl Checker {
     /// The ids that may stand at masked `position`: exactly those `t` for which
     /// [`Checker::check_tokens`] calls the canvas with `t` there completable (ids whose check
     /// is `unknown` are counted apart). See the [module docs](self).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use lacuna::canvas::tokens::TokenCanvas;
+    /// use lacuna::checker::Checker;
+    /// use lacuna::vocab::Vocabulary;
+    ///
+    /// // ids 0..4: `[`, `]`, `1`, `,`; id 4 ends the output.
+    /// let words = ["[", "]", "1", ",", "</s>"];
+    /// let bytes = words.iter().map(|w| w.as_bytes().to_vec()).collect();
+    /// let vocab = Vocabulary::new(bytes, &[4], &[]);
+    /// let grammar = lacuna::grammar::spec::load("json").unwrap();
+    /// let mut checker = Checker::with_vocabulary(grammar, Arc::new(vocab)).unwrap();
+    /// // `[ □ ]`: exactly one token between the brackets.
+    /// let canvas = TokenCanvas::new(vec![Some(0), None, Some(1)]);
+    /// let allowed = checker.allowed(&canvas, 1).unwrap();
+    /// assert_eq!(allowed.mask.ids().collect::<Vec<_>>(), [2]); // only `1`
+    /// // `[ □ □`: the output ends after at most two tokens: `1` then `]`, or `]` then the end.
+    /// let open = TokenCanvas::new(vec![Some(0), None, None]);
+    /// assert_eq!(checker.allowed(&open, 2).unwrap().mask.ids().collect::<Vec<_>>(), [1, 4]);
+    /// ```
     pub fn allowed(
         &mut self,
         canvas: &TokenCanvas,
