@@ -7,7 +7,6 @@
 //! A bad line (malformed JSON, unknown grammar, bad cell) gets an error object of its own and
 //! the run goes on; the exit status is 1 if any line had an error.
 
-use std::io::{BufRead, BufReader, Write};
 use std::sync::Arc;
 
 use clap::Args;
@@ -15,7 +14,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::checkers::{
-    load_vocabulary, open_input, spec_of, utf8, Checkers, ErrorLine, DEFAULT_MAX_POSITIONS,
+    answer_lines, load_vocabulary, open_input, spec_of, utf8, Checkers, LineAnswer,
+    DEFAULT_MAX_POSITIONS,
 };
 use crate::canvas::token_lines::{parse_token_canvas_line_limited, TokenLineErrorKind};
 use crate::canvas::{parse_canvas_line, CanvasLineError};
@@ -81,31 +81,10 @@ pub fn run(args: CheckArgs) -> Result<bool, String> {
     };
     let mut checkers = Checkers::new(args.lenient, vocab.clone());
     let mut summary = Summary::default();
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
-    for (n, line) in BufReader::new(input).split(b'\n').enumerate() {
-        let line = line.map_err(|e| format!("cannot read input: {e}"))?;
-        if line.iter().all(u8::is_ascii_whitespace) {
-            continue;
-        }
-        let answer = match &vocab {
-            Some(vocab) => check_token_line(&args, &mut checkers, vocab, &line, &mut summary),
-            None => check_line(&args, &mut checkers, &line, &mut summary),
-        };
-        let json = match answer {
-            Ok(v) => v,
-            Err((id, error)) => {
-                summary.errors += 1;
-                serde_json::to_string(&ErrorLine {
-                    id: &id,
-                    line: n + 1,
-                    error,
-                })
-            }
-        }
-        .expect("verdicts serialize");
-        writeln!(out, "{json}").map_err(|e| format!("cannot write output: {e}"))?;
-    }
+    summary.errors = answer_lines(input, |line| match &vocab {
+        Some(vocab) => check_token_line(&args, &mut checkers, vocab, line, &mut summary),
+        None => check_line(&args, &mut checkers, line, &mut summary),
+    })?;
     if args.stats {
         print_summary(&summary);
     }
@@ -118,7 +97,7 @@ fn check_line(
     checkers: &mut Checkers,
     line: &[u8],
     summary: &mut Summary,
-) -> Result<serde_json::Result<String>, (Value, String)> {
+) -> LineAnswer {
     let text = utf8(line)?;
     let parsed = parse_canvas_line(text).map_err(|e| {
         let hint = match e {
@@ -159,7 +138,7 @@ fn check_token_line(
     vocab: &Arc<Vocabulary>,
     line: &[u8],
     summary: &mut Summary,
-) -> Result<serde_json::Result<String>, (Value, String)> {
+) -> LineAnswer {
     let text = utf8(line)?;
     let parsed = parse_token_canvas_line_limited(text, args.max_positions).map_err(|e| {
         let hint = match e.kind {

@@ -5,7 +5,7 @@
 //! it fail at once instead of compiling it again. The vocabulary is read once per run and
 //! shared by every checker.
 
-use std::io::Read;
+use std::io::{BufRead, BufReader, Read, Write};
 use std::sync::Arc;
 
 use hashbrown::HashMap;
@@ -99,6 +99,42 @@ pub struct ErrorLine<'a> {
     pub id: &'a Value,
     pub line: usize,
     pub error: String,
+}
+
+/// What a command answers for one input line: its JSON answer, or the line's `id` (`null` if
+/// it could not be read) and what was wrong.
+pub type LineAnswer = Result<serde_json::Result<String>, (Value, String)>;
+
+/// Reads `input` line by line (blank lines skipped) and writes one JSON line to standard output
+/// for each: `answer(line)`, or an [`ErrorLine`] where it failed, after which the run goes on.
+/// Returns the number of lines that failed.
+pub fn answer_lines(
+    input: Box<dyn Read>,
+    mut answer: impl FnMut(&[u8]) -> LineAnswer,
+) -> Result<usize, String> {
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    let mut errors = 0;
+    for (n, line) in BufReader::new(input).split(b'\n').enumerate() {
+        let line = line.map_err(|e| format!("cannot read input: {e}"))?;
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        let json = match answer(&line) {
+            Ok(json) => json,
+            Err((id, error)) => {
+                errors += 1;
+                serde_json::to_string(&ErrorLine {
+                    id: &id,
+                    line: n + 1,
+                    error,
+                })
+            }
+        }
+        .expect("answer lines serialize");
+        writeln!(out, "{json}").map_err(|e| format!("cannot write output: {e}"))?;
+    }
+    Ok(errors)
 }
 
 /// A line as text; a line that is not UTF-8 gets an error without an id.

@@ -6,7 +6,6 @@
 //! would answer for each. A bad line gets an error object of its own and the run goes on; the
 //! exit status is 1 if any line had an error.
 
-use std::io::{BufRead, BufReader, Write};
 use std::sync::Arc;
 
 use clap::Args;
@@ -14,7 +13,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::checkers::{
-    load_vocabulary, open_input, spec_of, utf8, Checkers, ErrorLine, DEFAULT_MAX_POSITIONS,
+    answer_lines, load_vocabulary, open_input, spec_of, utf8, Checkers, LineAnswer,
+    DEFAULT_MAX_POSITIONS,
 };
 use crate::canvas::token_lines::{parse_token_canvas_line_limited, ParsedTokenLine};
 use crate::canvas::tokens::TokenCanvasError;
@@ -94,28 +94,7 @@ pub fn run(args: MaskArgs) -> Result<bool, String> {
     let input = open_input(args.file.as_deref())?;
     let vocab = load_vocabulary(&args.tokenizer, &args.eos)?;
     let mut checkers = Checkers::new(args.lenient, Some(vocab.clone()));
-    let mut errors = 0usize;
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
-    for (n, line) in BufReader::new(input).split(b'\n').enumerate() {
-        let line = line.map_err(|e| format!("cannot read input: {e}"))?;
-        if line.iter().all(u8::is_ascii_whitespace) {
-            continue;
-        }
-        let json = match mask_line(&args, &mut checkers, &vocab, &line) {
-            Ok(json) => json,
-            Err((id, error)) => {
-                errors += 1;
-                serde_json::to_string(&ErrorLine {
-                    id: &id,
-                    line: n + 1,
-                    error,
-                })
-            }
-        }
-        .expect("mask lines serialize");
-        writeln!(out, "{json}").map_err(|e| format!("cannot write output: {e}"))?;
-    }
+    let errors = answer_lines(input, |line| mask_line(&args, &mut checkers, &vocab, line))?;
     Ok(errors == 0)
 }
 
@@ -125,7 +104,7 @@ fn mask_line(
     checkers: &mut Checkers,
     vocab: &Arc<Vocabulary>,
     line: &[u8],
-) -> Result<serde_json::Result<String>, (Value, String)> {
+) -> LineAnswer {
     let t0 = std::time::Instant::now();
     let text = utf8(line)?;
     let parsed = parse_token_canvas_line_limited(text, args.max_positions)

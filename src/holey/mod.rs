@@ -142,29 +142,29 @@ impl HoleyLexer {
         kinds: &[HoleKind],
         marked: Option<u32>,
     ) -> Result<(LexemeDfa, Vec<PathMark>), TooLarge> {
-        nfa::build(
-            &self.lexicon,
-            &mut self.table,
-            text,
-            kinds,
-            self.tokens.as_mut(),
-            marked,
-            &self.min_cost,
-            self.limits.max_dfa_states,
-            &mut self.flows,
-            &mut self.nfa,
-        )
+        let open = marked.map_or(nfa::OpenHole::None, nfa::OpenHole::Marked);
+        self.build(text, kinds, open).map(|b| (b.dfa, b.marks))
     }
 
     /// The entry sets of hole `open` (a hole of one token) that the start reaches, without
-    /// building the automaton past it (see [`nfa::open_entry_sets`]).
+    /// building the automaton past it ([`nfa::OpenHole::Probed`]).
     pub fn open_entry_sets(
         &mut self,
         text: &HoleyText,
         kinds: &[HoleKind],
         open: u32,
     ) -> Result<Vec<config::HoleSetId>, TooLarge> {
-        nfa::open_entry_sets(
+        self.build(text, kinds, nfa::OpenHole::Probed(open))
+            .map(|b| b.entry_sets)
+    }
+
+    fn build(
+        &mut self,
+        text: &HoleyText,
+        kinds: &[HoleKind],
+        open: nfa::OpenHole,
+    ) -> Result<nfa::Built, TooLarge> {
+        nfa::build(
             &self.lexicon,
             &mut self.table,
             text,

@@ -129,10 +129,32 @@ pub struct PathMark {
     pub state: Option<u32>,
 }
 
+/// What to do with one hole of one token (the open position of a mask).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum OpenHole {
+    /// No hole is open.
+    None,
+    /// Every path of a token through the hole ends in a private state, listed as a
+    /// [`PathMark`].
+    Marked(u32),
+    /// The exploration stops at the hole: only its entry sets that the start reaches are
+    /// found, without building its token paths or anything after it (what a position's
+    /// tokens are grouped by when the automaton with its paths would be too large).
+    Probed(u32),
+}
+
+/// What [`build`] returns.
+pub struct Built {
+    pub dfa: LexemeDfa,
+    /// The end states of the marked hole's paths ([`OpenHole::Marked`]).
+    pub marks: Vec<PathMark>,
+    /// The open hole's entry sets met ([`OpenHole::Marked`] and [`OpenHole::Probed`]).
+    pub entry_sets: Vec<HoleSetId>,
+}
+
 /// Builds the lexeme NFA of `text`, whose holes are filled as `kinds` says (all
 /// [`HoleKind::Any`] when empty; the others need `tokens`), with at most `max_states` states
-/// before trimming. With hole `marked` (a hole of one token), also returns the end state of
-/// every path through it.
+/// before trimming; `open` says what to do with the open hole.
 #[allow(clippy::too_many_arguments)]
 pub fn build(
     lx: &Lexicon,
@@ -140,69 +162,17 @@ pub fn build(
     text: &HoleyText,
     kinds: &[HoleKind],
     tokens: Option<&mut TokenCaches>,
-    marked: Option<u32>,
+    open: OpenHole,
     min_cost: &[u32],
     max_states: usize,
     flows: &mut FlowCache,
     caches: &mut NfaCaches,
 ) -> Result<Built, TooLarge> {
-    build_or_probe(
-        lx, table, text, kinds, tokens, marked, false, min_cost, max_states, flows, caches,
-    )
-    .map(|built| built.0)
-}
-
-/// The entry sets of hole `open` (a hole of one token) that the start reaches, without
-/// building its token paths or anything after it: what a position's tokens are grouped by
-/// when the automaton with its paths would be too large.
-#[allow(clippy::too_many_arguments)]
-pub fn open_entry_sets(
-    lx: &Lexicon,
-    table: &mut ConfigTable,
-    text: &HoleyText,
-    kinds: &[HoleKind],
-    tokens: Option<&mut TokenCaches>,
-    open: u32,
-    min_cost: &[u32],
-    max_states: usize,
-    flows: &mut FlowCache,
-    caches: &mut NfaCaches,
-) -> Result<Vec<HoleSetId>, TooLarge> {
-    build_or_probe(
-        lx,
-        table,
-        text,
-        kinds,
-        tokens,
-        Some(open),
-        true,
-        min_cost,
-        max_states,
-        flows,
-        caches,
-    )
-    .map(|built| built.1)
-}
-
-/// An automaton and the end states of its marked hole's paths.
-type Built = (LexemeDfa, Vec<PathMark>);
-
-/// [`build`], or with `probe` the exploration alone, stopping at the marked hole; returns the
-/// automaton, its marks, and the marked hole's entry sets.
-#[allow(clippy::too_many_arguments)]
-fn build_or_probe(
-    lx: &Lexicon,
-    table: &mut ConfigTable,
-    text: &HoleyText,
-    kinds: &[HoleKind],
-    tokens: Option<&mut TokenCaches>,
-    marked: Option<u32>,
-    probe: bool,
-    min_cost: &[u32],
-    max_states: usize,
-    flows: &mut FlowCache,
-    caches: &mut NfaCaches,
-) -> Result<(Built, Vec<HoleSetId>), TooLarge> {
+    let (marked, probe) = match open {
+        OpenHole::None => (None, false),
+        OpenHole::Marked(k) => (Some(k), false),
+        OpenHole::Probed(k) => (Some(k), true),
+    };
     let places = Places::new(text, kinds);
     let NfaCaches {
         outs,
@@ -269,7 +239,11 @@ fn build_or_probe(
                 .filter(|&s| s != u32::MAX),
         })
         .collect();
-    Ok(((dfa, marks), entry_sets))
+    Ok(Built {
+        dfa,
+        marks,
+        entry_sets,
+    })
 }
 
 struct NfaBuilder<'a, 't> {
@@ -284,7 +258,7 @@ struct NfaBuilder<'a, 't> {
     max_states: usize,
     /// The hole whose paths end in private states, and those states: `(set, path, node)`.
     marked: Option<u32>,
-    /// Whether to stop at the marked hole (see [`open_entry_sets`]).
+    /// Whether to stop at the marked hole ([`OpenHole::Probed`]).
     probe: bool,
     /// The marked hole's entry sets met so far.
     entry_sets: Vec<HoleSetId>,
