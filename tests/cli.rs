@@ -1,36 +1,14 @@
 //! The `lacuna` binary as a user runs it: `check` over canvas JSON lines (verdicts, completions,
 //! per-line errors, stats) and `grammar stats`.
 
-use std::io::Write;
-use std::process::{Command, Stdio};
+#[path = "common/bin.rs"]
+mod bin;
+use bin::lines;
 
+/// Runs the binary; returns stdout, stderr and whether it succeeded.
 fn lacuna(args: &[&str], stdin: &str) -> (String, String, bool) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_lacuna"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the binary runs");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    (
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-        out.status.success(),
-    )
-}
-
-fn lines(stdout: &str) -> Vec<serde_json::Value> {
-    stdout
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
+    let (stdout, stderr, code) = bin::lacuna(args, stdin);
+    (stdout, stderr, code == 0)
 }
 
 #[test]

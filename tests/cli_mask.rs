@@ -2,9 +2,7 @@
 //! over a tiny hand-written tokenizer and the real Qwen vocabulary. Masks are held to an
 //! independent oracle (one `check --tokenizer` per candidate id) and to hand-reasoned cases.
 
-use std::io::Write;
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
 
 use serde_json::{json, Value};
 
@@ -13,35 +11,9 @@ const QWEN: &str = concat!(
     "/tests/data/qwen-bpe/tokenizer.json"
 );
 
-/// Runs the binary; returns stdout, stderr and the exit code.
-fn lacuna(args: &[&str], stdin: &str) -> (String, String, i32) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_lacuna"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the binary runs");
-    let mut stdin_pipe = child.stdin.take().unwrap();
-    let input = stdin.to_string();
-    // Written from a thread: a large input must not block while the child fills stdout. A
-    // child that stops early (a bad tokenizer) closes its end: that write error is expected.
-    let writer = std::thread::spawn(move || stdin_pipe.write_all(input.as_bytes()));
-    let out = child.wait_with_output().unwrap();
-    let _ = writer.join().expect("the writer thread ends");
-    (
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-        out.status.code().expect("exited"),
-    )
-}
-
-fn lines(stdout: &str) -> Vec<Value> {
-    stdout
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
+#[path = "common/bin.rs"]
+mod bin;
+use bin::{lacuna, lines};
 
 fn input(lines: &[Value]) -> String {
     lines.iter().map(|l| format!("{l}\n")).collect()

@@ -33,6 +33,8 @@
 //!   finds no syntax error once those zeros are dropped.
 
 mod corpus;
+#[path = "common/purr_syntax.rs"]
+mod purr_syntax;
 
 use std::io::Read;
 
@@ -88,16 +90,6 @@ enum Purr {
     RingBondMismatch,
 }
 
-/// A follower that builds nothing: `read` with it gives purr's syntax verdict alone.
-struct SyntaxOnly;
-
-impl purr::walk::Follower for SyntaxOnly {
-    fn root(&mut self, _: purr::feature::AtomKind) {}
-    fn extend(&mut self, _: purr::feature::BondKind, _: purr::feature::AtomKind) {}
-    fn join(&mut self, _: purr::feature::BondKind, _: purr::feature::Rnum) {}
-    fn pop(&mut self, _: usize) {}
-}
-
 /// `text` without chirality in its bracket atoms (`[C@@H]` → `[CH]`, `[Co@OH12]` → `[Co]`).
 /// purr's graph builder panics on chirality classes other than tetrahedral (`unimplemented!`
 /// in purr 0.9), and ring-bond pairing does not depend on chirality.
@@ -128,7 +120,7 @@ fn without_chirality(text: &str) -> String {
 }
 
 fn purr(text: &str) -> Purr {
-    match purr::read::read(text, &mut SyntaxOnly, None) {
+    match purr_syntax::read_syntax(text) {
         Err(purr::read::Error::EndOfLine) => return Purr::Syntax(None),
         Err(purr::read::Error::Character(i)) => return Purr::Syntax(Some(i)),
         Ok(()) => {}

@@ -23,6 +23,8 @@ use lacuna::vocab::{TokenId, TokenKind, Vocabulary};
 
 #[path = "corpus/mod.rs"]
 mod corpus;
+#[path = "common/purr_syntax.rs"]
+mod purr_syntax;
 #[path = "common/token_workload.rs"]
 mod token_workload;
 use corpus::Rng;
@@ -221,16 +223,7 @@ impl Judge {
                     serde_json::from_str(text).map_err(|e| e.to_string())?;
                 v.validate(&value).map_err(|e| e.to_string())
             }
-            Judge::Smiles => {
-                struct SyntaxOnly;
-                impl purr::walk::Follower for SyntaxOnly {
-                    fn root(&mut self, _: purr::feature::AtomKind) {}
-                    fn extend(&mut self, _: purr::feature::BondKind, _: purr::feature::AtomKind) {}
-                    fn join(&mut self, _: purr::feature::BondKind, _: purr::feature::Rnum) {}
-                    fn pop(&mut self, _: usize) {}
-                }
-                purr::read::read(text, &mut SyntaxOnly, None).map_err(|e| format!("{e:?}"))
-            }
+            Judge::Smiles => purr_syntax::read_syntax(text).map_err(|e| format!("{e:?}")),
             Judge::Cpp => {
                 let mut parser = tree_sitter::Parser::new();
                 parser
