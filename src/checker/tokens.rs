@@ -2,23 +2,25 @@
 //!
 //! A position's mask is the set of ids `t` such that the canvas with `t` there is still
 //! completable, exactly as [`Checker::check_tokens`] would answer for each. It is computed
-//! without a check per id: the configurations the lexer can be in where the token would begin
-//! are found once ([`crate::holey::HoleyLexer::configs_at`]); the vocabulary's trie is walked
-//! from them, pruning every subtree in which all of them die, and the surviving tokens are
-//! grouped by *effect* (the terminals completed inside the token and the configuration after
-//! it, from each of those configurations). Tokens of one effect give the same lexeme
-//! automaton, so one check of one representative decides the whole group. End-of-output ids
-//! are one more candidate (allowed where the output may end); forbidden ids never are.
+//! without a check per id. The canvas is read with the position open (a hole of one token of
+//! its own); each set of lexer configurations the hole can be entered from gets the paths of
+//! every token from it (the terminals completed inside the token and the configuration after
+//! it), from one walk of the vocabulary's trie that also groups the tokens by the paths they
+//! take ([`crate::holey::HoleyLexer::token_groups`]). One search over the automaton with every
+//! path marked says which paths some accepted word takes, and a group is allowed iff one of
+//! its paths is. Where that search runs out of budget, tokens that fall in the same group from
+//! every entry set (an *effect*) give the same lexeme automaton, so one check of one of them
+//! decides all of them. End-of-output ids are one more candidate (allowed where the output may
+//! end); forbidden ids never are.
 
 use std::time::Instant;
 
-use hashbrown::HashSet;
+use hashbrown::{HashMap, HashSet};
 
 use super::{Check, CheckVerdict, Checker};
 use crate::canvas::tokens::{read_tokens, TokenCanvas, TokenCanvasError, TokenReading};
 use crate::canvas::{HoleKind, HoleyText};
-use crate::holey::config::ConfigId;
-use crate::holey::tokens::TokenPath;
+use crate::holey::config::HoleSetId;
 use crate::holey::TooLarge;
 use crate::vocab::{TokenId, TokenKind, TokenMask, Vocabulary};
 
@@ -31,9 +33,11 @@ pub struct Allowed {
     /// Ids whose check ran out of budget: in neither the mask nor its complement (never a
     /// guess). Usually 0.
     pub unknown: usize,
-    /// Groups of tokens with one effect that survived the trie walk.
+    /// Groups of tokens that take the same paths from one entry set, summed over the position's
+    /// entry sets (when decided by checks: the effects checked or left unknown).
     pub effects: usize,
-    /// Canvas checks made (one per effect, and one for the end of output).
+    /// Searches made (one for the marked automaton, or one check per effect; and one for the
+    /// end of output).
     pub checks: usize,
     /// Whether the effects were decided by one check each (the one-search route ran out of
     /// budget).
@@ -198,72 +202,96 @@ impl Checker {
             .marked_automaton(text, kinds, Some(hole))
             // The other holes' token paths made the automaton too large: read them loosely.
             .or_else(|TooLarge| self.lexer.marked_automaton(text, &loose, Some(hole)));
-        let mut entries: Vec<ConfigId> = Vec::new();
-        let mut taken: HashSet<(ConfigId, TokenPath)> = HashSet::new();
-        let mut by_marks = false;
+        // The open hole's entry sets, and (when the one search finished) the paths from each
+        // that some accepted word takes.
+        let mut sets: Vec<HoleSetId> = Vec::new();
+        let mut taken: Option<HashSet<(HoleSetId, u32)>> = None;
         match built {
             Ok((dfa, marks)) => {
                 out.checks += 1;
-                let useful = self
-                    .searcher
-                    .useful_states(&self.normal, &dfa, self.budgets.search);
-                by_marks = useful.is_some();
-                for mark in &marks {
-                    let configs = self.lexer.config_set(mark.set).to_vec();
-                    if let Some(useful) = &useful {
-                        if mark.state.is_some_and(|s| useful[s as usize]) {
-                            let paths = self.lexer.token_paths(mark.set)?;
-                            let path = &paths.paths[mark.path as usize];
-                            for &c in &configs {
-                                taken.insert((c, path.clone()));
-                            }
-                        }
-                    }
-                    entries.extend(configs);
-                }
-                if by_marks && taken.is_empty() {
-                    return Ok(());
-                }
+                let useful = self.searcher.useful_states(
+                    &self.normal,
+                    &dfa,
+                    self.budgets.search * self.budgets.mask_search_factor,
+                );
+                sets.extend(marks.iter().map(|m| m.set));
+                taken = useful.map(|useful| {
+                    marks
+                        .iter()
+                        .filter(|m| m.state.is_some_and(|s| useful[s as usize]))
+                        .map(|m| (m.set, m.path))
+                        .collect()
+                });
             }
-            Err(TooLarge) => {
-                for set in self.lexer.open_entry_sets(text, &loose, hole)? {
-                    entries.extend_from_slice(self.lexer.config_set(set));
-                }
-            }
+            Err(TooLarge) => sets = self.lexer.open_entry_sets(text, &loose, hole)?,
         }
-        entries.sort_unstable();
-        entries.dedup();
-        let effects = self.lexer.effects(&entries)?;
-        out.effects = effects.len();
-        out.by_checks = !by_marks;
-        let mut work = 0;
-        for effect in effects {
-            if by_marks {
-                let allowed = effect
-                    .paths
-                    .iter()
-                    .any(|(e, path)| taken.contains(&(entries[*e as usize], path.clone())));
-                if allowed {
-                    effect.tokens.iter().for_each(|&id| out.mask.insert(id));
+        sets.sort_unstable();
+        sets.dedup();
+        if let Some(taken) = taken {
+            // A token is allowed iff, from one of the entry sets, one of its paths is taken.
+            for &set in &sets {
+                let (_, groups) = self.lexer.token_groups(set)?;
+                out.effects += groups.len();
+                for g in groups.iter() {
+                    if g.paths.iter().any(|&p| taken.contains(&(set, p))) {
+                        g.tokens.iter().for_each(|&id| out.mask.insert(id));
+                    }
                 }
-            } else if out.checks > self.budgets.mask_checks
+            }
+            return Ok(());
+        }
+        out.by_checks = true;
+        let effects = self.effects(&sets)?;
+        out.effects = effects.len();
+        let mut work = 0;
+        for tokens in effects {
+            if out.checks > self.budgets.mask_checks
                 || work > self.budgets.search * self.budgets.mask_work_factor
                 || self.budgets.mask_deadline.is_some_and(|d| t0.elapsed() > d)
             {
-                out.unknown += effect.tokens.len();
-            } else {
-                out.checks += 1;
-                // The canvas was read already, so this check cannot fail; if it did, the
-                // effect would count as unknown, never as a guess.
-                let one = canvas.with(position, effect.tokens[0]);
-                let verdict = self
-                    .check_tokens(&one)
-                    .map_or(CheckVerdict::Unknown, |c| c.verdict);
-                work += self.searcher.stats().work;
-                self.tally(out, verdict, effect.tokens.iter().copied());
+                out.unknown += tokens.len();
+                continue;
             }
+            out.checks += 1;
+            // The canvas was read already, so this check cannot fail; if it did, the effect
+            // would count as unknown, never as a guess.
+            let one = canvas.with(position, tokens[0]);
+            let verdict = self
+                .check_tokens(&one)
+                .map_or(CheckVerdict::Unknown, |c| c.verdict);
+            work += self.searcher.stats().work;
+            self.tally(out, verdict, tokens.iter().copied());
         }
         Ok(())
+    }
+
+    /// The text tokens that can enter the open hole from one of `sets`, grouped by *effect*:
+    /// tokens of one group take the same paths from every set, so one check of one of them
+    /// decides the group.
+    fn effects(&mut self, sets: &[HoleSetId]) -> Result<Vec<Vec<TokenId>>, TooLarge> {
+        if let [set] = sets {
+            let (_, groups) = self.lexer.token_groups(*set)?;
+            return Ok(groups.iter().map(|g| g.tokens.clone()).collect());
+        }
+        // Each token's group in each set, as its key.
+        let mut keys: HashMap<TokenId, Vec<u32>> = HashMap::new();
+        for (i, &set) in sets.iter().enumerate() {
+            let (_, groups) = self.lexer.token_groups(set)?;
+            for (j, g) in groups.iter().enumerate() {
+                for &id in &g.tokens {
+                    keys.entry(id).or_default().extend([i as u32, j as u32]);
+                }
+            }
+        }
+        let mut by_key: HashMap<Vec<u32>, Vec<TokenId>> = HashMap::new();
+        for (id, key) in keys {
+            by_key.entry(key).or_default().push(id);
+        }
+        let mut effects: Vec<Vec<TokenId>> = by_key.into_values().collect();
+        // In id order, so which effects a budget leaves unknown does not vary between runs.
+        effects.iter_mut().for_each(|e| e.sort_unstable());
+        effects.sort_unstable();
+        Ok(effects)
     }
 
     fn tally(&self, out: &mut Allowed, verdict: CheckVerdict, ids: impl Iterator<Item = TokenId>) {

@@ -95,13 +95,15 @@ impl HoleyLexer {
         self.table.hole_set(set)
     }
 
-    /// The vocabulary's text tokens grouped by what they do from `entries`.
-    pub fn effects(
+    /// [`HoleyLexer::token_paths`], and the text tokens grouped by the paths they take from
+    /// `set` (each group's tokens are interchangeable at a position entered from `set`).
+    #[allow(clippy::type_complexity)]
+    pub fn token_groups(
         &mut self,
-        entries: &[config::ConfigId],
-    ) -> Result<Vec<tokens::Effect>, TooLarge> {
-        let caches = self.tokens.as_ref().ok_or(TooLarge)?;
-        tokens::effects(&self.lexicon, &mut self.table, &caches.trie, entries)
+        set: config::HoleSetId,
+    ) -> Result<(Arc<path_graph::TokenPaths>, Arc<[tokens::TokenGroup]>), TooLarge> {
+        let caches = self.tokens.as_mut().ok_or(TooLarge)?;
+        caches.grouped(&self.lexicon, &mut self.table, set)
     }
 
     /// The vocabulary and its trie, if one was set.

@@ -3,9 +3,10 @@
 //! A masked position holds exactly one token of the vocabulary. Seen from the lexer, a token
 //! entering with configuration `c` either dies, or leaves along one or more *paths*: the
 //! terminals it completes inside itself, in order, and the configuration it leaves with (its
-//! last lexeme may go on into the text after it). Two tokens with the same paths from every
-//! entry configuration are interchangeable for every question the checker can ask, so the
-//! vocabulary's 150k ids collapse into few *effects*.
+//! last lexeme may go on into the text after it). Two tokens with the same paths from a set of
+//! entry configurations are interchangeable for every question about a position entered from
+//! that set, so the vocabulary's 150k ids collapse into a few hundred to a few thousand
+//! *groups* ([`TokenGroup`]).
 //!
 //! The walk reads a trie of the vocabulary's text tokens over the lexicon's byte classes
 //! ([`ClassTrie`], built once per grammar and vocabulary: bytes in one class move every lexer
@@ -119,8 +120,10 @@ pub struct TokenPath {
     pub exit: ConfigId,
 }
 
-/// A path in progress: `(entry index, lexeme sequence, configuration)`.
-type Partial = (u32, u32, ConfigId);
+/// A path in progress: `(lexeme sequence, configuration)`. Paths do not remember the entry
+/// configuration they came from: paths that differ only there merge, which keeps the walk from
+/// a large entry set (after a hole of any text) about as cheap as from one configuration.
+type Partial = (u32, ConfigId);
 
 /// Lexeme sequences as a trie: sequence 0 is empty, `nodes[s] = (parent, terminal)`.
 #[derive(Default)]
@@ -162,8 +165,7 @@ const MAX_PARTIALS: usize = 1 << 14;
 
 /// Walks every token of `trie` from the configurations `entries`, calling `visit(partials,
 /// tokens)` at each node that ends tokens and where some path is still alive, with the
-/// node's partial paths sorted (the entry index of a path is its position in `entries`).
-/// Returns the lexeme sequences the paths refer to.
+/// node's partial paths sorted. Returns the lexeme sequences the paths refer to.
 fn walk<F>(
     lx: &Lexicon,
     table: &mut ConfigTable,
@@ -179,21 +181,19 @@ where
     // closed[d]: the partial paths after d bytes with emissions made (for d = 0: the entries,
     // which emit nothing at the token's start).
     let mut closed: Vec<Vec<Partial>> = vec![Vec::new(); max_depth + 1];
-    closed[0] = entries
-        .iter()
-        .enumerate()
-        .map(|(i, &c)| (i as u32, 0, c))
-        .collect();
+    closed[0] = entries.iter().map(|&c| (0, c)).collect();
+    closed[0].sort_unstable();
+    closed[0].dedup();
     let mut here: Vec<Partial> = Vec::new();
     let mut node = 1;
     while node < trie.num_nodes() {
         let d = trie.depth[node] as usize;
         let class = trie.class[node] as usize;
         here.clear();
-        for &(e, s, c) in &closed[d - 1] {
+        for &(s, c) in &closed[d - 1] {
             let n = table.step(lx, c, class)?;
             if n != DEAD_CONFIG {
-                here.push((e, s, n));
+                here.push((s, n));
             }
         }
         if here.is_empty() {
@@ -209,12 +209,12 @@ where
         if trie.next[node] as usize > node + 1 {
             let out = &mut closed[d];
             out.clear();
-            for &(e, s, c) in &here {
-                out.push((e, s, c));
+            for &(s, c) in &here {
+                out.push((s, c));
                 for &(l, n) in table.emits(lx, c)? {
                     match l {
-                        Lexeme::Terminal(t) => out.push((e, seqs.push(s, t), n)),
-                        Lexeme::Skip => out.push((e, s, n)),
+                        Lexeme::Terminal(t) => out.push((seqs.push(s, t), n)),
+                        Lexeme::Skip => out.push((s, n)),
                     }
                 }
             }
@@ -230,81 +230,76 @@ where
 }
 
 /// Every path of every token from any of `entries` (the union, for a position that may hold
-/// any token).
+/// any token), sorted, and the tokens grouped by the paths they take (indices into the list):
+/// tokens of one group are interchangeable for every question about a position entered from
+/// `entries`. Tokens that die from every entry are in no group.
 pub fn union_paths(
     lx: &Lexicon,
     table: &mut ConfigTable,
     trie: &ClassTrie,
     entries: &[ConfigId],
-) -> Result<Vec<TokenPath>, TooLarge> {
-    let mut seen: hashbrown::HashSet<(u32, ConfigId)> = hashbrown::HashSet::new();
+) -> Result<(Vec<TokenPath>, Vec<TokenGroup>), TooLarge> {
+    // Partial paths by (sequence, exit); groups by their sorted partials.
+    let mut ids: HashMap<(u32, ConfigId), u32> = HashMap::new();
+    let mut by_paths: HashMap<Vec<u32>, usize> = HashMap::new();
+    let mut groups: Vec<TokenGroup> = Vec::new();
     let mut last: Vec<Partial> = Vec::new();
-    let seqs = walk(lx, table, trie, entries, |partials, _| {
+    let mut last_group = usize::MAX;
+    let seqs = walk(lx, table, trie, entries, |partials, tokens| {
         // Neighbouring nodes often hold the same paths (every letter inside a string).
         if partials != last.as_slice() {
-            seen.extend(partials.iter().map(|&(_, s, c)| (s, c)));
+            let mut paths: Vec<u32> = partials
+                .iter()
+                .map(|&(s, c)| {
+                    let n = ids.len() as u32;
+                    *ids.entry((s, c)).or_insert(n)
+                })
+                .collect();
+            paths.sort_unstable();
+            paths.dedup();
+            last_group = *by_paths.entry(paths.clone()).or_insert_with(|| {
+                groups.push(TokenGroup {
+                    paths,
+                    tokens: Vec::new(),
+                });
+                groups.len() - 1
+            });
             last.clear();
             last.extend_from_slice(partials);
         }
+        groups[last_group].tokens.extend_from_slice(tokens);
     })?;
-    let mut out: Vec<TokenPath> = seen
-        .into_iter()
-        .map(|(s, exit)| TokenPath {
-            lexemes: seqs.lexemes(s),
-            exit,
+    // Number the paths in sorted order, and renumber the groups' references.
+    let mut found: Vec<((u32, ConfigId), u32)> = ids.into_iter().collect();
+    let mut out: Vec<(TokenPath, u32)> = found
+        .drain(..)
+        .map(|((s, exit), old)| {
+            let path = TokenPath {
+                lexemes: seqs.lexemes(s),
+                exit,
+            };
+            (path, old)
         })
         .collect();
     out.sort_unstable();
-    Ok(out)
+    let mut renumber = vec![0u32; out.len()];
+    for (new, (_, old)) in out.iter().enumerate() {
+        renumber[*old as usize] = new as u32;
+    }
+    for g in &mut groups {
+        for p in &mut g.paths {
+            *p = renumber[*p as usize];
+        }
+        g.paths.sort_unstable();
+    }
+    Ok((out.into_iter().map(|(p, _)| p).collect(), groups))
 }
 
-/// The tokens of one effect: for each entry index, its paths.
-#[derive(Clone, Debug)]
-pub struct Effect {
-    pub paths: Vec<(u32, TokenPath)>,
+/// Tokens that take the same paths (indices into [`TokenPaths::paths`]) from one entry set.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TokenGroup {
+    pub paths: Vec<u32>,
     pub tokens: Vec<TokenId>,
-}
-
-/// The vocabulary's text tokens grouped by effect from `entries`; tokens that die from every
-/// entry are left out.
-pub fn effects(
-    lx: &Lexicon,
-    table: &mut ConfigTable,
-    trie: &ClassTrie,
-    entries: &[ConfigId],
-) -> Result<Vec<Effect>, TooLarge> {
-    let mut ids: HashMap<Vec<Partial>, usize> = HashMap::new();
-    let mut groups: Vec<(Vec<Partial>, Vec<TokenId>)> = Vec::new();
-    let mut last: Option<usize> = None;
-    let seqs = walk(lx, table, trie, entries, |partials, tokens| {
-        let g = match last {
-            Some(g) if groups[g].0 == partials => g,
-            _ => *ids.entry(partials.to_vec()).or_insert_with(|| {
-                groups.push((partials.to_vec(), Vec::new()));
-                groups.len() - 1
-            }),
-        };
-        groups[g].1.extend_from_slice(tokens);
-        last = Some(g);
-    })?;
-    Ok(groups
-        .into_iter()
-        .map(|(partials, tokens)| Effect {
-            paths: partials
-                .into_iter()
-                .map(|(e, s, exit)| {
-                    (
-                        e,
-                        TokenPath {
-                            lexemes: seqs.lexemes(s),
-                            exit,
-                        },
-                    )
-                })
-                .collect(),
-            tokens,
-        })
-        .collect())
 }
 
 /// What the checker keeps per vocabulary: the trie, and the union of paths by entry set.
@@ -312,11 +307,16 @@ pub struct TokenCaches {
     pub vocab: Arc<Vocabulary>,
     pub trie: ClassTrie,
     unions: HashMap<u32, Arc<TokenPaths>>,
+    /// Token groups by entry set, for the sets open positions were entered from (each holds
+    /// up to every text id, so fewer are kept).
+    groups: HashMap<u32, Arc<[TokenGroup]>>,
 }
 
 impl TokenCaches {
     /// Entry sets whose paths are kept before the cache is emptied.
     const CAPACITY: usize = 1 << 12;
+    /// Entry sets whose token groups are kept before that cache is emptied.
+    const GROUPS_CAPACITY: usize = 1 << 6;
 
     pub fn new(lx: &Lexicon, vocab: Arc<Vocabulary>) -> Self {
         let trie = ClassTrie::new(lx, &vocab);
@@ -324,6 +324,7 @@ impl TokenCaches {
             vocab,
             trie,
             unions: HashMap::new(),
+            groups: HashMap::new(),
         }
     }
 
@@ -337,15 +338,48 @@ impl TokenCaches {
         if let Some(p) = self.unions.get(&set) {
             return Ok(p.clone());
         }
+        Ok(self.walk_set(lx, table, set, false)?.0)
+    }
+
+    /// [`TokenCaches::union`], and the text tokens grouped by the paths they take from `set`.
+    pub fn grouped(
+        &mut self,
+        lx: &Lexicon,
+        table: &mut ConfigTable,
+        set: u32,
+    ) -> Result<(Arc<TokenPaths>, Arc<[TokenGroup]>), TooLarge> {
+        if let (Some(p), Some(g)) = (self.unions.get(&set), self.groups.get(&set)) {
+            return Ok((p.clone(), g.clone()));
+        }
+        let (paths, groups) = self.walk_set(lx, table, set, true)?;
+        Ok((paths, groups.expect("kept when asked for")))
+    }
+
+    /// One walk of the trie from `set`: its paths (kept), and its groups (kept if `keep_groups`).
+    #[allow(clippy::type_complexity)]
+    fn walk_set(
+        &mut self,
+        lx: &Lexicon,
+        table: &mut ConfigTable,
+        set: u32,
+        keep_groups: bool,
+    ) -> Result<(Arc<TokenPaths>, Option<Arc<[TokenGroup]>>), TooLarge> {
         let entries = table.hole_set(set).to_vec();
-        let paths = Arc::new(TokenPaths::new(union_paths(
-            lx, table, &self.trie, &entries,
-        )?));
+        let (paths, groups) = union_paths(lx, table, &self.trie, &entries)?;
+        let paths = Arc::new(TokenPaths::new(paths));
         if self.unions.len() >= Self::CAPACITY {
             self.unions.clear();
         }
         self.unions.insert(set, paths.clone());
-        Ok(paths)
+        if !keep_groups {
+            return Ok((paths, None));
+        }
+        let groups: Arc<[TokenGroup]> = groups.into();
+        if self.groups.len() >= Self::GROUPS_CAPACITY {
+            self.groups.clear();
+        }
+        self.groups.insert(set, groups.clone());
+        Ok((paths, Some(groups)))
     }
 
     /// Whether `id` is a text token (its bytes join the output).
@@ -385,5 +419,122 @@ mod tests {
                 .unwrap();
             assert_eq!(t.depth[node] as usize, v.bytes(id).len());
         }
+    }
+
+    /// The paths of one token from `entries`, by stepping its bytes one at a time (no trie, no
+    /// sharing): emissions strictly inside the token only.
+    fn direct_paths(
+        lx: &Lexicon,
+        table: &mut ConfigTable,
+        entries: &[ConfigId],
+        bytes: &[u8],
+    ) -> Vec<TokenPath> {
+        let mut partials: Vec<(Vec<TerminalId>, ConfigId)> =
+            entries.iter().map(|&c| (Vec::new(), c)).collect();
+        for (i, &b) in bytes.iter().enumerate() {
+            let mut next = Vec::new();
+            for (seq, c) in &partials {
+                let n = table.step(lx, *c, lx.class_of(b)).unwrap();
+                if n != DEAD_CONFIG {
+                    next.push((seq.clone(), n));
+                }
+            }
+            if i + 1 < bytes.len() {
+                let mut with_emissions = next.clone();
+                for (seq, c) in &next {
+                    for &(l, n) in table.emits(lx, *c).unwrap() {
+                        let mut s = seq.clone();
+                        if let Lexeme::Terminal(t) = l {
+                            s.push(t);
+                        }
+                        with_emissions.push((s, n));
+                    }
+                }
+                next = with_emissions;
+            }
+            next.sort_unstable();
+            next.dedup();
+            partials = next;
+        }
+        let mut out: Vec<TokenPath> = partials
+            .into_iter()
+            .map(|(seq, exit)| TokenPath {
+                lexemes: seq.into_iter().collect(),
+                exit,
+            })
+            .collect();
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    #[test]
+    fn groups_hold_the_tokens_that_take_the_same_paths() {
+        let (mut shared, mut emitting) = (false, false);
+        for (spec_text, words, prefixes) in [
+            (
+                "json",
+                &[
+                    "\"", "\"a", "a\"", "1", "12", "1,", "],", "\":", "true", "tr", " {", "\\",
+                ][..],
+                &["", "\"", "\"ab", "1", "tr", "[1"][..],
+            ),
+            (
+                "smiles",
+                &["C", "CC", "c1", "(", ")", "=O", "[N", "H]", "Cl", "1", "%1"][..],
+                &["", "C", "[", "[N", "C(", "c1"][..],
+            ),
+        ] {
+            let lx = lexicon(spec_text);
+            let mut table = ConfigTable::new(&lx, 100_000);
+            let bytes: Vec<Vec<u8>> = words.iter().map(|w| w.as_bytes().to_vec()).collect();
+            let vocab = Vocabulary::new(bytes, &[], &[]);
+            let trie = ClassTrie::new(&lx, &vocab);
+            // Entry sets: the configurations after each prefix, alone and all together.
+            let mut all: Vec<ConfigId> = Vec::new();
+            let mut sets: Vec<Vec<ConfigId>> = Vec::new();
+            for prefix in prefixes {
+                let mut c = table.start();
+                for &b in prefix.as_bytes() {
+                    c = table.step(&lx, c, lx.class_of(b)).unwrap();
+                }
+                if c != DEAD_CONFIG {
+                    sets.push(vec![c]);
+                    all.push(c);
+                }
+            }
+            all.sort_unstable();
+            all.dedup();
+            sets.push(all);
+            for entries in &sets {
+                let (paths, groups) = union_paths(&lx, &mut table, &trie, entries).unwrap();
+                let mut union: Vec<TokenPath> = Vec::new();
+                let mut grouped: Vec<TokenId> = Vec::new();
+                for id in 0..vocab.len() as TokenId {
+                    let direct = direct_paths(&lx, &mut table, entries, vocab.bytes(id));
+                    union.extend(direct.iter().cloned());
+                    let group = groups.iter().find(|g| g.tokens.contains(&id));
+                    match group {
+                        None => assert!(direct.is_empty(), "{spec_text} {:?}", words[id as usize]),
+                        Some(g) => {
+                            let by_group: Vec<TokenPath> =
+                                g.paths.iter().map(|&p| paths[p as usize].clone()).collect();
+                            assert_eq!(by_group, direct, "{spec_text} {:?}", words[id as usize]);
+                            grouped.push(id);
+                        }
+                    }
+                }
+                union.sort_unstable();
+                union.dedup();
+                assert_eq!(paths, union, "{spec_text} from {entries:?}");
+                let in_groups: usize = groups.iter().map(|g| g.tokens.len()).sum();
+                assert_eq!(in_groups, grouped.len(), "each token in one group at most");
+                shared |= groups.iter().any(|g| g.tokens.len() > 1);
+                emitting |= paths.iter().any(|p| !p.lexemes.is_empty());
+            }
+        }
+        // The cases exercise what the trie shares: tokens grouped together, and terminals
+        // completed inside tokens.
+        assert!(shared && emitting);
     }
 }
