@@ -408,3 +408,53 @@ fn default_model_vocabulary_walks_end_in_valid_smiles_and_json() {
     walks_end_in_valid_outputs("smiles", &vocab, &[], (16, 10, 8), Judge::Smiles);
     walks_end_in_valid_outputs("json", &vocab, &[], (16, 6, 4), Judge::Json);
 }
+
+/// A checker is `Send` and a vocabulary is shared by `Arc` across threads: masks for the
+/// positions of one canvas computed on worker threads (one checker each, moved in) equal those
+/// computed on one thread, and every masked position has some allowed token.
+#[test]
+fn masks_on_worker_threads_equal_masks_on_one() {
+    let (vocab, tok) = token_workload::qwen(root());
+    let ids = tok.encode("{\"a\": [1, 2], \"b\": \"xy\"}", false).unwrap();
+    let mut cells: Vec<Option<TokenId>> = ids.get_ids().iter().map(|&t| Some(t)).collect();
+    // Mask the value of "a" and the closing brace, and leave room to end.
+    let n = cells.len();
+    for p in [3, 4, 5, n - 1] {
+        cells[p] = None;
+    }
+    cells.push(None);
+    let canvas = TokenCanvas::new(cells);
+    let positions = canvas.masked_positions();
+    let one: Vec<_> = checker("json", &vocab)
+        .allowed_many(&canvas, &positions)
+        .unwrap();
+    let halves: Vec<Vec<usize>> = positions
+        .chunks(positions.len().div_ceil(2))
+        .map(<[usize]>::to_vec)
+        .collect();
+    let threaded: Vec<_> = std::thread::scope(|s| {
+        let handles: Vec<_> = halves
+            .iter()
+            .map(|half| {
+                let mut c = checker("json", &vocab);
+                let canvas = &canvas;
+                s.spawn(move || c.allowed_many(canvas, half).unwrap())
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect()
+    });
+    assert_eq!(one.len(), threaded.len());
+    for (a, b) in one.iter().zip(&threaded) {
+        assert_eq!(a.position, b.position);
+        assert_eq!(a.mask, b.mask, "position {}", a.position);
+        assert_eq!(a.unknown, 0, "position {}", a.position);
+        assert!(
+            !a.mask.is_empty(),
+            "position {} has no allowed token",
+            a.position
+        );
+    }
+}
