@@ -17,61 +17,32 @@ use std::path::Path;
 use std::sync::Arc;
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use lacuna::canvas::parse_canvas_line;
 use lacuna::canvas::tokens::TokenCanvas;
 use lacuna::checker::Checker;
-use lacuna::vocab::{TokenId, Vocabulary};
+use lacuna::vocab::Vocabulary;
 
 #[path = "../tests/common/token_workload.rs"]
 mod token_workload;
 
-const LEN: usize = 256;
-const BLOCK: usize = 32;
+use token_workload::{block_canvas, BLOCK, BLOCK_FAMILIES};
 
-/// The families and the grammar spec of the workload canvas each one starts from.
-const FAMILIES: [(&str, &str); 4] = [
-    ("json", "json+fence"),
-    ("json_schema", "user_review.json+fence"),
-    ("smiles", "smiles+fence"),
-    ("cpp", "cpp+fence"),
-];
-
-/// A family's 256-token canvas with its block masked, the block's start, and its checker.
+/// A family's canvas with its block masked, the block's start, and its checker.
 fn canvas(
     root: &Path,
     vocab: &Arc<Vocabulary>,
     tok: &tokenizers::Tokenizer,
     spec_end: &str,
 ) -> (TokenCanvas, usize, Checker) {
-    let text = std::fs::read_to_string(root.join(token_workload::WORKLOAD)).unwrap();
-    let line = text
-        .lines()
-        .find(|l| {
-            let v: serde_json::Value = serde_json::from_str(l).unwrap();
-            v["corrupted"] == false && v["grammar"].as_str().unwrap().ends_with(spec_end)
-        })
-        .unwrap();
-    let parsed = parse_canvas_line(line).unwrap();
-    let spec = parsed.grammar.unwrap();
-    let mut text_checker = Checker::from_spec(&spec).unwrap();
-    let document = text_checker.complete(&parsed.canvas).unwrap().unwrap();
-    let document = String::from_utf8(document).unwrap();
-    let eos = vocab.eos_ids().next().unwrap();
-    let mut ids: Vec<TokenId> = tok.encode(document, false).unwrap().get_ids().to_vec();
-    let text_len = ids.len().min(LEN);
-    ids.resize(LEN, eos);
-    let start = (text_len / 2).saturating_sub(BLOCK / 2);
-    let mut cells: Vec<Option<TokenId>> = ids.into_iter().map(Some).collect();
-    cells[start..start + BLOCK].fill(None);
+    let (canvas, start, spec) = block_canvas(root, vocab, tok, spec_end, false);
     let g = lacuna::grammar::spec::load(&spec).unwrap();
     let checker = Checker::with_vocabulary(g, vocab.clone()).unwrap();
-    (TokenCanvas::new(cells), start, checker)
+    (canvas, start, checker)
 }
 
 fn masks(c: &mut Criterion) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let (vocab, tok) = token_workload::qwen(root);
-    for (family, spec_end) in FAMILIES {
+    for (family, spec_end) in BLOCK_FAMILIES {
         let (canvas, start, mut checker) = canvas(root, &vocab, &tok, spec_end);
         let block: Vec<usize> = (start..start + BLOCK).collect();
         // Warm the checker's caches, and say what the masks hold.

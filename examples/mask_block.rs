@@ -11,58 +11,25 @@
 use std::path::Path;
 use std::time::Instant;
 
-use lacuna::canvas::parse_canvas_line;
-use lacuna::canvas::tokens::TokenCanvas;
 use lacuna::checker::Checker;
-use lacuna::vocab::TokenId;
 
 #[path = "../tests/common/token_workload.rs"]
 mod token_workload;
 
-const LEN: usize = 256;
-const BLOCK: usize = 32;
+use token_workload::{block_canvas, BLOCK, BLOCK_FAMILIES};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let family = args.first().map(String::as_str).unwrap_or("json");
     let scenario = args.get(1).map(String::as_str).unwrap_or("infill");
     let which = args.get(2).map(String::as_str).unwrap_or("all");
-    let spec_end = match family {
-        "json" => "json+fence",
-        "json_schema" => "user_review.json+fence",
-        "smiles" => "smiles+fence",
-        "cpp" => "cpp+fence",
-        other => {
-            eprintln!("unknown family {other:?}: json, json_schema, smiles or cpp");
-            std::process::exit(2);
-        }
+    let Some(&(_, spec_end)) = BLOCK_FAMILIES.iter().find(|(f, _)| *f == family) else {
+        eprintln!("unknown family {family:?}: json, json_schema, smiles or cpp");
+        std::process::exit(2);
     };
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let (vocab, tok) = token_workload::qwen(root);
-    let text = std::fs::read_to_string(root.join(token_workload::WORKLOAD)).unwrap();
-    let line = text
-        .lines()
-        .find(|l| {
-            let v: serde_json::Value = serde_json::from_str(l).unwrap();
-            v["corrupted"] == false && v["grammar"].as_str().unwrap().ends_with(spec_end)
-        })
-        .unwrap();
-    let parsed = parse_canvas_line(line).unwrap();
-    let spec = parsed.grammar.unwrap();
-    let mut text_checker = Checker::from_spec(&spec).unwrap();
-    let document = text_checker.complete(&parsed.canvas).unwrap().unwrap();
-    let document = String::from_utf8(document).unwrap();
-    let eos = vocab.eos_ids().next().unwrap();
-    let mut ids: Vec<TokenId> = tok.encode(document, false).unwrap().get_ids().to_vec();
-    let text_len = ids.len().min(LEN);
-    ids.resize(LEN, eos);
-    let start = (text_len / 2).saturating_sub(BLOCK / 2);
-    let mut cells: Vec<Option<TokenId>> = ids.into_iter().map(Some).collect();
-    match scenario {
-        "semi_ar" => cells[start..].fill(None),
-        _ => cells[start..start + BLOCK].fill(None),
-    }
-    let canvas = TokenCanvas::new(cells);
+    let (canvas, start, spec) = block_canvas(root, &vocab, &tok, spec_end, scenario == "semi_ar");
     let g = lacuna::grammar::spec::load(&spec).unwrap();
     let t0 = Instant::now();
     let mut checker = Checker::with_vocabulary(g, vocab.clone()).unwrap();

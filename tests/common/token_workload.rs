@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use lacuna::canvas::tokens::TokenCanvas;
 use lacuna::canvas::{parse_canvas_line, Cell};
+use lacuna::checker::Checker;
 use lacuna::vocab::{TokenId, Vocabulary};
 
 pub const QWEN: &str = "tests/data/qwen-bpe/tokenizer.json";
@@ -62,4 +63,58 @@ pub fn workload(root: &Path, vocab: &Vocabulary, tok: &tokenizers::Tokenizer) ->
             }
         })
         .collect()
+}
+
+/// Canvas length and block size of the mask benchmarks (`benches/masks.rs`,
+/// `examples/mask_block.rs`).
+pub const BLOCK_CANVAS_LEN: usize = 256;
+pub const BLOCK: usize = 32;
+
+/// The mask benchmarks' families, and the end of the grammar spec of the workload canvas each
+/// one starts from.
+pub const BLOCK_FAMILIES: [(&str, &str); 4] = [
+    ("json", "json+fence"),
+    ("json_schema", "user_review.json+fence"),
+    ("smiles", "smiles+fence"),
+    ("cpp", "cpp+fence"),
+];
+
+/// A family's 256-token canvas with a 32-position block masked, the block's start, and the
+/// grammar spec: the first uncorrupted workload canvas whose spec ends with `spec_end`, its
+/// holes completed by the text checker, encoded with `tok`, cut or padded with EOS; the block
+/// sits in the middle of its text. With `masked_after`, every position after the block is
+/// masked too (a semi-autoregressive sampler's canvas).
+pub fn block_canvas(
+    root: &Path,
+    vocab: &Vocabulary,
+    tok: &tokenizers::Tokenizer,
+    spec_end: &str,
+    masked_after: bool,
+) -> (TokenCanvas, usize, String) {
+    let text = std::fs::read_to_string(root.join(WORKLOAD)).unwrap();
+    let line = text
+        .lines()
+        .find(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            v["corrupted"] == false && v["grammar"].as_str().unwrap().ends_with(spec_end)
+        })
+        .unwrap();
+    let parsed = parse_canvas_line(line).unwrap();
+    let spec = parsed.grammar.unwrap();
+    let mut text_checker = Checker::from_spec(&spec).unwrap();
+    let document = text_checker.complete(&parsed.canvas).unwrap().unwrap();
+    let document = String::from_utf8(document).unwrap();
+    let eos = vocab.eos_ids().next().unwrap();
+    let mut ids: Vec<TokenId> = tok.encode(document, false).unwrap().get_ids().to_vec();
+    let text_len = ids.len().min(BLOCK_CANVAS_LEN);
+    ids.resize(BLOCK_CANVAS_LEN, eos);
+    let start = (text_len / 2).saturating_sub(BLOCK / 2);
+    let mut cells: Vec<Option<TokenId>> = ids.into_iter().map(Some).collect();
+    let end = if masked_after {
+        cells.len()
+    } else {
+        start + BLOCK
+    };
+    cells[start..end].fill(None);
+    (TokenCanvas::new(cells), start, spec)
 }
