@@ -1,14 +1,22 @@
-//! Evaluates the embedded default model: N generations per domain (SMILES, JSON Schema, C++),
-//! constrained and unconstrained with the same seeds, judged by independent oracles (purr,
-//! serde_json + jsonschema, tree-sitter-cpp). Prints a markdown table; writes every output to
-//! `target/eval_default.jsonl`.
+//! Evaluates the embedded default model: N generations per domain (SMILES, JSON Schema, C++)
+//! in four modes with the same seeds — unconstrained, `reject` (the paper's proposal checks,
+//! then the grammar's completion), `mask` (every token drawn from its valid-token mask) and
+//! `mask-lazy` (masks only where the model's first choice is refused) —
+//! judged by independent oracles (purr, serde_json + jsonschema, tree-sitter-cpp). Prints a
+//! markdown table; writes every output to `target/eval_default.jsonl` (RDKit reads them with
+//! `python3 eval/rdkit_smiles.py target/eval_default.jsonl`).
 //!
-//! `cargo run --release --example eval_default -- [N] [smiles,json,cpp=30]`
+//! Columns: `valid` by the oracle; `Con.⁻` valid with no byte written by the completion (the
+//! model wrote it all); `fallback` outputs the completion finished; `completion bytes` per
+//! output; seconds per output and the constraint's share of them.
+//!
+//! `cargo run --release --example eval_default -- [N] [smiles,json,cpp=30] [none,reject,mask,mask-lazy]`
 
 #[path = "../tests/schema_support/mod.rs"]
 mod schema_support;
 
 use std::io::Write;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use candle_core::{DType, Device};
@@ -16,9 +24,11 @@ use lacuna::checker::Checker;
 use lacuna::diffusion::default_model::{load_default, LoadedModel};
 use lacuna::diffusion::tasks;
 use lacuna::diffusion::{
-    generate, Constraint, GenerateOptions, Generation, LLaDASampler, TokenTable,
+    generate, generate_masked, Constraint, GenerateOptions, Generation, LLaDASampler,
+    MaskConstraint, TokenTable,
 };
 use lacuna::grammar::schema::{compile, SchemaOptions};
+use lacuna::vocab::Vocabulary;
 use serde_json::{json, Value};
 
 /// One generation to make: the task, the grammar, the prompt, and the JSON schema if any.
@@ -34,9 +44,12 @@ struct Case {
 struct Tally {
     n: usize,
     valid: usize,
+    /// Valid with nothing written by the completion.
+    model_valid: usize,
     /// SMILES read by purr whose ring bonds also pair up (a molecule graph).
     molecules: usize,
     fallback: usize,
+    completion_bytes: usize,
     rejections: u64,
     total: Duration,
     checker: Duration,
@@ -48,13 +61,21 @@ fn main() {
     let domains = args
         .get(2)
         .map_or("smiles,json,cpp".to_string(), String::clone);
+    let modes: Vec<String> = args
+        .get(3)
+        .map_or("none,reject,mask,mask-lazy", String::as_str)
+        .split(',')
+        .map(String::from)
+        .collect();
     let loaded = load_default(DType::F32, &Device::Cpu).expect("default model");
-    let table = TokenTable::from_tokens(&loaded.tokens, &[loaded.model.eos_token_id()]);
+    let eos = [loaded.model.eos_token_id()];
+    let table = TokenTable::from_tokens(&loaded.tokens, &eos);
+    let vocab = Arc::new(loaded.tokens.vocabulary(&eos, loaded.model.vocab_size()));
     let mut log = std::io::BufWriter::new(
         std::fs::File::create("target/eval_default.jsonl").expect("target/ exists"),
     );
-    println!("| domain | mode | valid | molecules | fallback | rejections/output | s/output | checker share |");
-    println!("|---|---|---|---|---|---|---|---|");
+    println!("| domain | mode | valid | Con.⁻ | molecules | fallback | completion bytes/output | rejections/output | s/output | constraint share |");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
     for item in domains.split(',') {
         // `cpp=30`: a count for one domain.
         let (domain, count) = match item.split_once('=') {
@@ -62,25 +83,31 @@ fn main() {
             None => (item, n),
         };
         let cases = cases(domain, count);
-        for constrained in [true, false] {
+        for mode in &modes {
             let mut t = Tally::default();
             for case in &cases {
-                let (out, secs) = run(&loaded, &table, case, constrained);
+                let (out, secs) = run(&loaded, &table, &vocab, case, mode);
                 let (valid, molecule) = oracle(case, &out.text);
                 t.n += 1;
                 t.valid += valid as usize;
+                t.model_valid += (valid && out.stats.completion_bytes == 0) as usize;
                 t.molecules += molecule as usize;
                 t.fallback += out.stats.fallback as usize;
+                t.completion_bytes += out.stats.completion_bytes;
                 t.rejections += out.stats.rejections;
                 t.total += secs;
                 t.checker += out.stats.checker_time;
-                let line = json!({"task": case.task, "constrained": constrained, "seed": case.seed,
+                let line = json!({"task": case.task, "mode": mode, "seed": case.seed,
                     "valid": valid, "fallback": out.stats.fallback,
-                    "rejections": out.stats.rejections,
+                    "completion_bytes": out.stats.completion_bytes,
+                    "rejections": out.stats.rejections, "masks": out.stats.masks,
+                    "seconds": secs.as_secs_f64(),
+                    "constraint_seconds": out.stats.checker_time.as_secs_f64(),
                     "text": String::from_utf8_lossy(&out.text)});
                 writeln!(log, "{line}").expect("write");
+                log.flush().expect("flush");
             }
-            print_row(domain, constrained, &t);
+            print_row(domain, mode, &t);
         }
     }
 }
@@ -142,8 +169,9 @@ fn schemas(n: usize) -> Vec<(String, Value)> {
 fn run(
     m: &LoadedModel,
     table: &TokenTable,
+    vocab: &Arc<Vocabulary>,
     case: &Case,
-    constrained: bool,
+    mode: &str,
 ) -> (Generation, Duration) {
     let length = m.card.as_ref().expect("card").tasks[case.task].length;
     let block = tasks::default_block(length);
@@ -153,16 +181,24 @@ fn run(
     let mut options = GenerateOptions::new(length, case.seed);
     options.stop_when_settled = true;
     let mut checker = Checker::from_spec(&case.spec).expect("grammar");
-    let mut constraint = constrained.then(|| Constraint::new(&mut checker, table, length));
+    let model = m.model.as_ref();
     let t0 = Instant::now();
-    let out = generate(
-        m.model.as_ref(),
-        &mut sampler,
-        table,
-        &prompt,
-        &options,
-        constraint.as_mut(),
-    )
+    let out = match mode {
+        "mask" | "mask-lazy" => {
+            checker.set_vocabulary(vocab.clone());
+            let mut c = MaskConstraint::new(&mut checker, length).expect("vocabulary");
+            if mode == "mask-lazy" {
+                c = c.lazy();
+            }
+            generate_masked(model, &mut sampler, &prompt, &options, &mut c)
+        }
+        "reject" => {
+            let mut c = Constraint::new(&mut checker, table, length);
+            generate(model, &mut sampler, table, &prompt, &options, Some(&mut c))
+        }
+        "none" => generate(model, &mut sampler, table, &prompt, &options, None),
+        m => panic!("unknown mode {m}: none, reject, mask or mask-lazy"),
+    }
     .expect("generate");
     (out, t0.elapsed())
 }
@@ -201,7 +237,7 @@ fn oracle(case: &Case, text: &[u8]) -> (bool, bool) {
     }
 }
 
-fn print_row(domain: &str, constrained: bool, t: &Tally) {
+fn print_row(domain: &str, mode: &str, t: &Tally) {
     let pct = |k: usize| 100.0 * k as f64 / t.n.max(1) as f64;
     let molecules = if domain == "smiles" {
         format!("{:.0}%", pct(t.molecules))
@@ -209,14 +245,11 @@ fn print_row(domain: &str, constrained: bool, t: &Tally) {
         "–".into()
     };
     println!(
-        "| {domain} | {} | {:.0}% | {molecules} | {} | {:.1} | {:.2} | {:.0}% |",
-        if constrained {
-            "constrained"
-        } else {
-            "unconstrained"
-        },
+        "| {domain} | {mode} | {:.0}% | {:.0}% | {molecules} | {} | {:.1} | {:.1} | {:.2} | {:.0}% |",
         pct(t.valid),
+        pct(t.model_valid),
         t.fallback,
+        t.completion_bytes as f64 / t.n.max(1) as f64,
         t.rejections as f64 / t.n.max(1) as f64,
         t.total.as_secs_f64() / t.n.max(1) as f64,
         100.0 * t.checker.as_secs_f64() / t.total.as_secs_f64().max(1e-9),

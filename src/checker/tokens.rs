@@ -214,11 +214,27 @@ impl Checker {
                     &dfa,
                     self.budgets.search * self.budgets.mask_search_factor,
                 );
+                if std::env::var_os("LACUNA_DEBUG_MASK").is_some() {
+                    let st = self.searcher.stats();
+                    eprintln!(
+                        "marked dfa: {} states, {} edges, {} marks, settled {}, work {}, {} us",
+                        dfa.num_states(),
+                        dfa.edges().len(),
+                        marks.len(),
+                        st.settled,
+                        st.work,
+                        t0.elapsed().as_micros()
+                    );
+                }
                 sets.extend(marks.iter().map(|m| m.set));
                 taken = useful.map(|useful| {
                     marks
                         .iter()
-                        .filter(|m| m.state.is_some_and(|s| useful[s as usize]))
+                        .filter(|m| {
+                            m.from.is_some_and(|from| {
+                                m.to.iter().any(|&to| useful.epsilons.contains(&(from, to)))
+                            })
+                        })
                         .map(|m| (m.set, m.path))
                         .collect()
                 });
@@ -227,6 +243,21 @@ impl Checker {
         }
         sets.sort_unstable();
         sets.dedup();
+        if std::env::var_os("LACUNA_DEBUG_MASK").is_some() {
+            let mut tot = 0usize;
+            let mut paths = 0usize;
+            for &set in &sets {
+                let (p, g) = self.lexer.token_groups(set).unwrap();
+                tot += g.iter().map(|g| g.tokens.len()).sum::<usize>();
+                paths += p.paths.len();
+            }
+            eprintln!(
+                "{} entry sets, {} tokens in groups, {} paths",
+                sets.len(),
+                tot,
+                paths
+            );
+        }
         if let Some(taken) = taken {
             // A token is allowed iff, from one of the entry sets, one of its paths is taken.
             for &set in &sets {

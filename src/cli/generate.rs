@@ -6,6 +6,7 @@
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use candle_core::{DType, Device};
 use clap::Args;
@@ -16,8 +17,8 @@ use crate::checker::Checker;
 use crate::diffusion::default_model::{load_default, load_folder, LoadedModel};
 use crate::diffusion::tasks::{default_block, task_for_spec};
 use crate::diffusion::{
-    generate, ChatTemplate, Constraint, DreamAlg, DreamSampler, Family, GenerateOptions,
-    Generation, LLaDASampler, Remasking, Sampler, TokenTable,
+    generate, generate_masked, ChatTemplate, Constraint, DreamAlg, DreamSampler, Family,
+    GenerateOptions, Generation, LLaDASampler, MaskConstraint, Remasking, Sampler, TokenTable,
 };
 
 #[derive(Args, Debug)]
@@ -62,6 +63,14 @@ pub struct GenerateArgs {
     /// each output is valid.
     #[arg(long)]
     unconstrained: bool,
+    /// How the grammar steers: `mask-lazy` (default) draws every token from its position's
+    /// valid-token mask, computed only when the model's first choice there is refused
+    /// (positions are ranked by the model alone); `mask` computes every candidate's mask
+    /// before the sampler ranks positions (slower: every masked position of the block, every
+    /// step); `reject` checks the sampler's proposals one by one and finishes with the
+    /// grammar's completion after --max-resamples rejections (the paper's method).
+    #[arg(long, value_enum, default_value_t = ConstraintMode::MaskLazy)]
+    constraint: ConstraintMode,
     /// One JSON object per output: text, validity, ids and statistics.
     #[arg(long)]
     json: bool,
@@ -100,6 +109,24 @@ pub struct GenerateArgs {
     cuda: bool,
 }
 
+/// How a grammar steers generation.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConstraintMode {
+    Mask,
+    MaskLazy,
+    Reject,
+}
+
+impl ConstraintMode {
+    fn name(self) -> &'static str {
+        match self {
+            ConstraintMode::Mask => "mask",
+            ConstraintMode::MaskLazy => "mask-lazy",
+            ConstraintMode::Reject => "reject",
+        }
+    }
+}
+
 /// What the run settled on, from the arguments and the model's card.
 struct Plan {
     prompt: Vec<u32>,
@@ -122,8 +149,14 @@ pub fn run(args: GenerateArgs) -> Result<bool, String> {
         Some(g) => Some(Checker::from_spec(g).map_err(|e| format!("--grammar {g}: {e}"))?),
         None => None,
     };
+    let masking = !args.unconstrained && args.constraint != ConstraintMode::Reject;
+    if let (true, Some(c)) = (masking, checker.as_mut()) {
+        let vocab = loaded.tokens.vocabulary(&eos, model.vocab_size());
+        c.set_vocabulary(Arc::new(vocab));
+    }
     let bar = progress(args.count);
     let mut stdout = std::io::stdout().lock();
+    let mut failed = 0;
     for i in 0..args.count {
         let seed = args.seed.wrapping_add(i as u64);
         let mut sampler = sampler(&args, &plan, model.family())?;
@@ -131,27 +164,64 @@ pub fn run(args: GenerateArgs) -> Result<bool, String> {
         options.max_resamples = args.max_resamples;
         options.max_rejections_per_position = args.max_rejections_per_position;
         options.stop_when_settled = true;
-        let mut constraint = match checker.as_mut() {
-            Some(c) if !args.unconstrained => Some(Constraint::new(c, &table, plan.length)),
-            _ => None,
+        let out = match checker.as_mut() {
+            Some(c) if masking => {
+                let mut constraint = MaskConstraint::new(c, plan.length).map_err(s)?;
+                if args.constraint == ConstraintMode::MaskLazy {
+                    constraint = constraint.lazy();
+                }
+                generate_masked(
+                    model,
+                    sampler.as_mut(),
+                    &plan.prompt,
+                    &options,
+                    &mut constraint,
+                )
+            }
+            Some(c) if !args.unconstrained => {
+                let mut constraint = Constraint::new(c, &table, plan.length);
+                generate(
+                    model,
+                    sampler.as_mut(),
+                    &table,
+                    &plan.prompt,
+                    &options,
+                    Some(&mut constraint),
+                )
+            }
+            _ => generate(
+                model,
+                sampler.as_mut(),
+                &table,
+                &plan.prompt,
+                &options,
+                None,
+            ),
+        }
+        .map_err(s);
+        // One failed output (a completion over budget, say) is reported in its record and the
+        // run goes on; the exit status says that one failed.
+        let line = match out {
+            Ok(out) => {
+                let valid = checker.as_mut().map(|c| c.accepts(&out.text));
+                render(&args, i, seed, &out, valid)
+            }
+            Err(e) => {
+                failed += 1;
+                if args.json {
+                    json!({"seed": seed, "error": e}).to_string()
+                } else {
+                    bar.suspend(|| eprintln!("lacuna: output {} (seed {seed}): {e}", i + 1));
+                    bar.inc(1);
+                    continue;
+                }
+            }
         };
-        let out = generate(
-            model,
-            sampler.as_mut(),
-            &table,
-            &plan.prompt,
-            &options,
-            constraint.as_mut(),
-        )
-        .map_err(s)?;
-        drop(constraint);
-        let valid = checker.as_mut().map(|c| c.accepts(&out.text));
-        let line = render(&args, i, seed, &out, valid);
         bar.suspend(|| writeln!(stdout, "{line}").map_err(|e| e.to_string()))?;
         bar.inc(1);
     }
     bar.finish_and_clear();
-    Ok(true)
+    Ok(failed == 0)
 }
 
 fn load(args: &GenerateArgs) -> Result<LoadedModel, String> {
@@ -269,10 +339,12 @@ fn render(
         if st.fallback {
             eprintln!(
                 "lacuna: output {} was finished by the grammar's completion ({} rejections, \
-                 {} positions left masked)",
+                 {} positions left masked, {} empty masks, {} bytes written by the completion)",
                 i + 1,
                 st.rejections,
-                st.unfilled
+                st.unfilled,
+                st.empty_masks,
+                st.completion_bytes
             );
         }
         return text.into_owned();
@@ -281,6 +353,10 @@ fn render(
         "text": text,
         "valid": valid,
         "constrained": args.grammar.is_some() && !args.unconstrained,
+        "mode": match (&args.grammar, args.unconstrained) {
+            (Some(_), false) => args.constraint.name(),
+            _ => "unconstrained",
+        },
         "seed": seed,
         "ids": out.ids,
         "stats": {
@@ -294,6 +370,12 @@ fn render(
             "fallback": st.fallback,
             "gave_up": st.gave_up,
             "unfilled": st.unfilled,
+            "completion_bytes": st.completion_bytes,
+            "extra_positions": st.extra_positions,
+            "masks": st.masks,
+            "mask_ms": st.mask_time.as_secs_f64() * 1e3,
+            "unknown_ids": st.unknown_ids,
+            "empty_masks": st.empty_masks,
         }
     })
     .to_string()

@@ -217,6 +217,10 @@ impl Dream {
 
 impl Model for Dream {
     /// Shifted logits: `[l0, l0, l1, …, l(n-2)]` along the sequence.
+    fn max_positions(&self) -> Option<usize> {
+        Some(self.cfg.max_position_embeddings.clamp(1, 4096))
+    }
+
     fn forward(&self, input_ids: &Tensor) -> candle_core::Result<Tensor> {
         let logits = self.forward_unshifted(input_ids)?;
         let seq = logits.dim(1)?;

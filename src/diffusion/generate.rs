@@ -55,6 +55,10 @@ pub struct GenerateOptions {
     /// no mask precedes it. The text is the same; positions after the EOS stay masked in
     /// `ids`, and the forward passes the authors' schedule would still run are saved.
     pub stop_when_settled: bool,
+    /// Mask-guided generation ([`super::masked`]): masked positions it may insert where a
+    /// position's mask came out empty (the model ran out of room to finish), so that the
+    /// model, not the grammar's completion, writes the rest.
+    pub max_extra_positions: usize,
 }
 
 impl GenerateOptions {
@@ -65,6 +69,7 @@ impl GenerateOptions {
             max_resamples: 100,
             max_rejections_per_position: 20,
             stop_when_settled: false,
+            max_extra_positions: 64,
         }
     }
 }
@@ -87,6 +92,16 @@ pub struct GenerationStats {
     /// Positions still masked when the generation ended (the completion filled their holes,
     /// possibly with nothing: a hole may be empty, a position cannot).
     pub unfilled: usize,
+    /// Bytes of the output that the completion wrote (0 when the model wrote it all).
+    pub completion_bytes: usize,
+    /// Masked positions inserted so that the model could finish (mask-guided generation).
+    pub extra_positions: usize,
+    /// Mask-guided generation ([`super::masked`]): valid-token masks computed and their time,
+    /// ids left out of them for lack of budget, and masks that came out empty.
+    pub masks: u64,
+    pub mask_time: Duration,
+    pub unknown_ids: u64,
+    pub empty_masks: u64,
 }
 
 /// The result of one generation.
@@ -222,6 +237,16 @@ pub fn generate(
                 stats.fallback = true;
                 let t = c.completion()?;
                 stats.checker_time = c.stats().checker_time - before.checker_time;
+                let placed: usize = c
+                    .canvas()
+                    .cells
+                    .iter()
+                    .map(|c| match c {
+                        crate::canvas::Cell::Token(b) => b.len(),
+                        _ => 0,
+                    })
+                    .sum();
+                stats.completion_bytes = t.len().saturating_sub(placed);
                 t
             } else {
                 table.text(&ids[p..], mask)
@@ -252,7 +277,7 @@ fn settled(ids: &[u32], mask: u32, table: &TokenTable) -> bool {
 
 /// Runs the model on `ids` and returns the logits rows of `positions` (with guidance if
 /// `cfg > 0`: a second row of the batch with the prompt masked).
-fn logits_rows(
+pub(crate) fn logits_rows(
     model: &dyn Model,
     ids: &[u32],
     prompt_len: usize,

@@ -277,6 +277,10 @@ impl LLaDA {
 }
 
 impl Model for LLaDA {
+    fn max_positions(&self) -> Option<usize> {
+        Some(self.cfg.max_sequence_length.clamp(1, 8192))
+    }
+
     fn forward(&self, input_ids: &Tensor) -> candle_core::Result<Tensor> {
         self.logits(&self.hidden_states(input_ids)?)
     }

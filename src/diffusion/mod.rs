@@ -13,6 +13,7 @@ pub mod error;
 pub mod generate;
 pub mod layers;
 pub mod llada;
+pub mod masked;
 pub mod rng;
 pub mod sampler;
 pub mod tasks;
@@ -27,6 +28,7 @@ pub use dream::Dream;
 pub use error::{DiffusionError, Result};
 pub use generate::{generate, GenerateOptions, Generation, GenerationStats};
 pub use llada::LLaDA;
+pub use masked::{generate_masked, MaskConstraint, MaskStats};
 pub use sampler::{DreamAlg, DreamSampler, LLaDASampler, Remasking, Sampler};
 pub use tokens::{ChatTemplate, Tokens};
 
@@ -51,6 +53,11 @@ pub trait Model {
     fn eos_token_id(&self) -> u32;
     fn family(&self) -> Family;
     fn device(&self) -> &Device;
+    /// The longest sequence (prompt and generated positions) the model's position encoding
+    /// covers, if it has a limit.
+    fn max_positions(&self) -> Option<usize> {
+        None
+    }
 }
 
 /// Loads a checkpoint folder of either family, chosen by `model_type` in `config.json`

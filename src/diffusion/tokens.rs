@@ -142,6 +142,20 @@ impl Tokens {
         self.special.get(id as usize).copied().unwrap_or(false)
     }
 
+    /// The vocabulary a checker reads this tokenizer's ids with (token canvases, masks):
+    /// every id's exact bytes; `eos_ids` end the output; the other special tokens (the mask
+    /// token among them) never stand in an output, nor do ids past the tokenizer up to `width`
+    /// (a model's logits row may be wider).
+    pub fn vocabulary(&self, eos_ids: &[u32], width: usize) -> crate::vocab::Vocabulary {
+        let forbidden: Vec<u32> = (0..self.bytes.len() as u32)
+            .filter(|&id| self.is_special(id) || id == self.mask_id)
+            .filter(|id| !eos_ids.contains(id))
+            .collect();
+        let mut v = crate::vocab::Vocabulary::new(self.bytes.clone(), eos_ids, &forbidden);
+        v.pad_to(width);
+        v
+    }
+
     /// The concatenated bytes of `ids`.
     pub fn decode_bytes(&self, ids: &[u32]) -> Vec<u8> {
         ids.iter()

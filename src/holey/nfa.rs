@@ -36,10 +36,13 @@
 //! completes no terminal is an ε-edge there. A hole that may also stay empty
 //! ([`HoleKind::TokenOrNone`]) adds ε-edges for its entry configurations unchanged.
 //!
-//! For a position's mask one hole is *marked* ([`build_marked`]): every path through it ends in
-//! a private state (after its last terminal, or an ε-edge for a path with none) with ε-edges
-//! into the closure, so the search can tell which paths some accepted word takes
-//! ([`crate::intersect::Searcher::useful_states`]).
+//! For a position's mask one hole is *marked* ([`OpenHole::Marked`]): its paths form a trie
+//! (one state per terminal sequence), and each path is listed with its last state and the
+//! ε-edges from there into the closure after the token. A path is taken by some accepted word
+//! iff one of those ε-edges is ([`crate::intersect::Searcher::useful_states`]): two paths with
+//! the same terminals that reach the same state are the same to the grammar. (A private end
+//! state per path told them apart too, but every item ending before the hole was copied into
+//! each: most of the search's work in the middle of a run.)
 
 use std::sync::Arc;
 
@@ -68,12 +71,6 @@ enum Node {
         hole: u32,
         set: HoleSetId,
         node: u32,
-    },
-    /// The private end of path `path` of `Token(hole, set)`, in the marked hole.
-    PathExit {
-        hole: u32,
-        set: HoleSetId,
-        path: u32,
     },
 }
 
@@ -119,14 +116,17 @@ impl NfaCaches {
     }
 }
 
-/// The private end state of one path through the marked hole: path `path` of the union of
-/// token paths from entry set `set`; `None` if trimming removed it (no accepted word can take
-/// it).
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+/// Where one path through the marked hole leaves it: path `path` of the union of token paths
+/// from entry set `set` ends at trie state `from`, and its ε-edges go from there into the
+/// states `to` after the token. A path is taken by some accepted word iff one of those
+/// ε-edges is ([`crate::intersect::Useful::epsilons`]); trimming may drop `from` (`None`) or
+/// some of `to` (no accepted word goes there).
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PathMark {
     pub set: HoleSetId,
     pub path: u32,
-    pub state: Option<u32>,
+    pub from: Option<u32>,
+    pub to: Vec<u32>,
 }
 
 /// What to do with one hole of one token (the open position of a mask).
@@ -134,7 +134,8 @@ pub struct PathMark {
 pub enum OpenHole {
     /// No hole is open.
     None,
-    /// Every path of a token through the hole ends in a private state, listed as a
+    /// Every path of a token through the hole is told apart by its last state (a state of the
+    /// trie of the paths' terminals) and its ε-edges after the token, listed as a
     /// [`PathMark`].
     Marked(u32),
     /// The exploration stops at the hole: only its entry sets that the start reaches are
@@ -146,7 +147,7 @@ pub enum OpenHole {
 /// What [`build`] returns.
 pub struct Built {
     pub dfa: LexemeDfa,
-    /// The end states of the marked hole's paths ([`OpenHole::Marked`]).
+    /// Where the marked hole's paths leave it ([`OpenHole::Marked`]).
     pub marks: Vec<PathMark>,
     /// The open hole's entry sets met ([`OpenHole::Marked`] and [`OpenHole::Probed`]).
     pub entry_sets: Vec<HoleSetId>,
@@ -208,7 +209,7 @@ pub fn build(
     while i < b.nodes.len() {
         out.clear();
         eps.clear();
-        if b.out_edges(b.nodes[i], &mut out, &mut eps)? {
+        if b.out_edges(b.nodes[i], i as u32, &mut out, &mut eps)? {
             accepting.push(i as u32);
         }
         for &target in &eps {
@@ -228,15 +229,14 @@ pub fn build(
     let marks = std::mem::take(&mut b.marks);
     let entry_sets = std::mem::take(&mut b.entry_sets);
     let (dfa, new_id) = trim(b.nodes.len(), &accepting, edges, epsilons);
+    let live = |s: u32| Some(new_id[s as usize]).filter(|&s| s != u32::MAX);
     let marks = marks
         .into_iter()
-        .map(|(set, path, node)| PathMark {
+        .map(|(set, path, from, to)| PathMark {
             set,
             path,
-            state: new_id
-                .get(node as usize)
-                .copied()
-                .filter(|&s| s != u32::MAX),
+            from: live(from),
+            to: to.into_iter().filter_map(live).collect(),
         })
         .collect();
     Ok(Built {
@@ -256,13 +256,13 @@ struct NfaBuilder<'a, 't> {
     outs: &'a mut HashMap<(HoleSetId, u8, Vec<u8>), Arc<HoleOut>>,
     tokens: Option<&'a mut TokenCaches>,
     max_states: usize,
-    /// The hole whose paths end in private states, and those states: `(set, path, node)`.
+    /// The hole whose paths are listed, and where each leaves it: `(set, path, from, to)`.
     marked: Option<u32>,
     /// Whether to stop at the marked hole ([`OpenHole::Probed`]).
     probe: bool,
     /// The marked hole's entry sets met so far.
     entry_sets: Vec<HoleSetId>,
-    marks: Vec<(HoleSetId, u32, u32)>,
+    marks: Vec<(HoleSetId, u32, u32, Vec<u32>)>,
 }
 
 impl NfaBuilder<'_, '_> {
@@ -279,11 +279,12 @@ impl NfaBuilder<'_, '_> {
         Ok(id)
     }
 
-    /// Appends the edges of `node` to `out` and its ε-edges to `eps`; returns whether it
-    /// accepts.
+    /// Appends the edges of `node` (numbered `id`) to `out` and its ε-edges to `eps`; returns
+    /// whether it accepts.
     fn out_edges(
         &mut self,
         node: Node,
+        id: u32,
         out: &mut Vec<Pending>,
         eps: &mut Vec<Node>,
     ) -> Result<bool, TooLarge> {
@@ -320,18 +321,11 @@ impl NfaBuilder<'_, '_> {
                         eps.extend(self.closure(place, c)?.iter().copied());
                     }
                 }
-                self.path_node_edges(k, set, None, out, eps)?;
+                self.path_node_edges(k, set, None, id, out, eps)?;
                 Ok(false)
             }
             Node::PathStep { hole, set, node } => {
-                self.path_node_edges(hole, set, Some(node), out, eps)?;
-                Ok(false)
-            }
-            Node::PathExit { hole, set, path } => {
-                let paths = self.paths(set)?;
-                let place = self.w.places.base[hole as usize + 1];
-                let exit = paths.paths[path as usize].exit;
-                eps.extend(self.closure(place, exit)?.iter().copied());
+                self.path_node_edges(hole, set, Some(node), id, out, eps)?;
                 Ok(false)
             }
             // The start folds in the edges of its closure, and keeps the ε-edges of its hole
@@ -340,7 +334,7 @@ impl NfaBuilder<'_, '_> {
                 let start = self.w.table.start();
                 let mut accepting = false;
                 for &n in self.closure(0, start)?.iter() {
-                    accepting |= self.out_edges(n, out, eps)?;
+                    accepting |= self.out_edges(n, id, out, eps)?;
                 }
                 Ok(accepting)
             }
@@ -354,14 +348,16 @@ impl NfaBuilder<'_, '_> {
         tokens.union(self.w.lx, self.w.table, set)
     }
 
-    /// The edges of one state of a token member's path graph (`None`: its root): the minimal
-    /// graph's, whose exits are ε-edges into the closure after the token; in the marked hole
-    /// the trie's, whose exits are ε-edges to each path's private end.
+    /// The edges of one state of a token member's path graph (`None`: its root), numbered
+    /// `id`: the minimal graph's, whose exits are ε-edges into the closure after the token; in
+    /// the marked hole the trie's, where one state is one terminal sequence, so a path is its
+    /// state and its ε-edges (listed in the marks).
     fn path_node_edges(
         &mut self,
         k: u32,
         set: HoleSetId,
         node: Option<u32>,
+        id: u32,
         out: &mut Vec<Pending>,
         eps: &mut Vec<Node>,
     ) -> Result<(), TooLarge> {
@@ -380,14 +376,15 @@ impl NfaBuilder<'_, '_> {
         }
         let place = self.w.places.base[k as usize + 1];
         for &(exit, path) in &here.exits {
+            let after = self.closure(place, exit)?;
             if marked {
-                let end = Node::PathExit { hole: k, set, path };
-                let id = self.id(end)?;
-                self.marks.push((set, path, id));
-                eps.push(end);
-            } else {
-                eps.extend(self.closure(place, exit)?.iter().copied());
+                let to = after
+                    .iter()
+                    .map(|&n| self.id(n))
+                    .collect::<Result<_, _>>()?;
+                self.marks.push((set, path, id, to));
             }
+            eps.extend(after.iter().copied());
         }
         Ok(())
     }
@@ -434,7 +431,7 @@ impl NfaBuilder<'_, '_> {
             Node::Member(place, c) => Near::Member(place - base, c),
             Node::Hole(k2, h2) if k2 == k => Near::SameHole(h2),
             Node::Hole(_, h2) | Node::Token(_, h2) => Near::NextHole(h2),
-            Node::End | Node::Start | Node::PathStep { .. } | Node::PathExit { .. } => Near::End,
+            Node::End | Node::Start | Node::PathStep { .. } => Near::End,
         };
         let mut edges = Vec::new();
         for &(t, h2) in self.w.table.hole_moves(self.w.lx, h)? {

@@ -12,7 +12,9 @@ mod items;
 mod search;
 
 pub use dfa::{DfaError, Edge, LexemeDfa, StateId, MAX_STATES};
-pub use search::{SearchStats, Searcher, Verdict, Witness, DEFAULT_BUDGET, MAX_NONTERMINALS};
+pub use search::{
+    SearchStats, Searcher, Useful, Verdict, Witness, DEFAULT_BUDGET, MAX_NONTERMINALS,
+};
 
 use crate::grammar::NormalGrammar;
 

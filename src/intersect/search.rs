@@ -24,6 +24,8 @@
 
 mod useful;
 
+pub use useful::Useful;
+
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 

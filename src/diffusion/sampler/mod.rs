@@ -19,6 +19,8 @@ pub use llada::{LLaDASampler, Remasking};
 
 use hashbrown::HashSet;
 
+use crate::vocab::TokenMask;
+
 use super::error::Result;
 use super::rng::Rng;
 
@@ -72,6 +74,8 @@ pub(crate) struct Row {
     /// Probabilities the policy derived from the logits, cached after the first choice.
     pub probs: Vec<f32>,
     pub banned: HashSet<u32>,
+    /// The tokens a grammar allows here (all if `None`): a valid-token mask.
+    pub allowed: Option<TokenMask>,
     pub current: Option<(u32, f64)>,
     pub done: bool,
 }
@@ -79,6 +83,10 @@ pub(crate) struct Row {
 impl Row {
     pub fn is_banned(&self, token: usize) -> bool {
         self.banned.contains(&(token as u32))
+            || self
+                .allowed
+                .as_ref()
+                .is_some_and(|m| !m.contains(token as u32))
     }
 }
 
@@ -110,6 +118,7 @@ impl Proposals {
                 fixed: fixed(&mut local),
                 probs: Vec::new(),
                 banned: banned.get(i).into_iter().flatten().copied().collect(),
+                allowed: None,
                 current: None,
                 done: false,
             })
@@ -166,6 +175,25 @@ impl Proposals {
             r.current = self.policy.choose(r, &mut self.rng);
             r.done = r.current.is_none();
         }
+    }
+
+    /// Only the tokens in `allowed` may go to `position` from now on (a grammar's valid-token
+    /// mask): the position proposes its best allowed token, or leaves the queue if there is
+    /// none. Its logits are left as they are; a sampler that wants the constrained
+    /// distribution masks them before the proposals are made.
+    pub fn restrict(&mut self, position: usize, allowed: TokenMask) {
+        if let Some(r) = self.rows.iter_mut().find(|r| r.position == position) {
+            r.allowed = Some(allowed);
+            r.current = self.policy.choose(r, &mut self.rng);
+            r.done = r.current.is_none();
+        }
+    }
+
+    /// Whether `position` has a mask ([`Proposals::restrict`]).
+    pub fn is_restricted(&self, position: usize) -> bool {
+        self.rows
+            .iter()
+            .any(|r| r.position == position && r.allowed.is_some())
     }
 
     /// Number of positions still in the queue.

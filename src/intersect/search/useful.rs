@@ -2,12 +2,13 @@
 //! an outside pass.
 //!
 //! A valid-token mask asks, for each way a token can cross one position, whether some word of
-//! the grammar passes that way. The canvas's automaton holds every way at once (a private
-//! state at the end of each), so one search answers for all of them: the inside pass settles
-//! every derivable item (it does not stop at the first goal), and the outside pass walks down
-//! from the goal items through the productions whose children are both derivable, marking
-//! the items that take part in some complete derivation. A state is *useful* when a marked
-//! item starts or ends in it: some accepted word's run passes through it.
+//! the grammar passes that way. The canvas's automaton holds every way at once (each told
+//! apart by its last state and its ε-edges out of the position), so one search answers for
+//! all of them: the inside pass settles every derivable item (it does not stop at the first
+//! goal), and the outside pass walks down from the goal items through the productions whose
+//! children are both derivable, marking the items that take part in some complete derivation.
+//! A state is *useful* when a marked item starts or ends in it: some accepted word's run passes
+//! through it; an ε-edge is useful when some accepted word's run takes it.
 //!
 //! Every rule the inside pass applies is undone here: unit and nullable-sibling productions,
 //! binary productions (the left child's end is enumerated from the settled items' start
@@ -21,15 +22,24 @@ use super::{key, unkey, ItemKey, Searcher, MAX_NONTERMINALS};
 use crate::grammar::NormalGrammar;
 use crate::intersect::dfa::{LexemeDfa, StateId};
 
+/// The parts of an automaton that some word of the grammar it accepts passes through.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Useful {
+    /// For each state, whether some accepted word's run passes through it.
+    pub states: Vec<bool>,
+    /// The ε-edges `(from, to)` some accepted word's run takes.
+    pub epsilons: HashSet<(StateId, StateId)>,
+}
+
 impl Searcher {
-    /// For each state of `dfa`, whether some word of `grammar` that `dfa` accepts passes
-    /// through it; `None` when `budget` runs out (the inside and outside passes together).
+    /// The states and ε-edges of `dfa` that some word of `grammar` that `dfa` accepts passes
+    /// through; `None` when `budget` runs out (the inside and outside passes together).
     pub fn useful_states(
         &mut self,
         grammar: &NormalGrammar,
         dfa: &LexemeDfa,
         budget: u64,
-    ) -> Option<Vec<bool>> {
+    ) -> Option<Useful> {
         self.reset(grammar, dfa, budget, false);
         if grammar.num_nonterminals() > MAX_NONTERMINALS {
             return None;
@@ -63,6 +73,7 @@ impl Searcher {
         // States an item was moved to the start from: the ε-paths from the start to them are
         // part of the run, though no item ends there.
         let mut moved: Vec<StateId> = Vec::new();
+        let mut epsilons: HashSet<(StateId, StateId)> = HashSet::new();
         let mut useful: HashSet<ItemKey> = goals.iter().copied().collect();
         let mut stack = goals;
         let mut work = self.stats.work;
@@ -103,6 +114,7 @@ impl Searcher {
             for &q0 in &eps_pred[q as usize] {
                 if derived(p, a, q0) {
                     found.push(key(p, a, q0));
+                    epsilons.insert((q0, q));
                 }
             }
             if p == dfa.start() {
@@ -133,13 +145,16 @@ impl Searcher {
         let mut seen = vec![false; n];
         while let Some(s) = moved.pop() {
             for &r in &eps_pred[s as usize] {
-                if self.filter.at_start[r as usize] && !seen[r as usize] {
-                    seen[r as usize] = true;
-                    states[r as usize] = true;
-                    moved.push(r);
+                if self.filter.at_start[r as usize] {
+                    epsilons.insert((r, s));
+                    if !seen[r as usize] {
+                        seen[r as usize] = true;
+                        states[r as usize] = true;
+                        moved.push(r);
+                    }
                 }
             }
         }
-        Some(states)
+        Some(Useful { states, epsilons })
     }
 }

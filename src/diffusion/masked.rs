@@ -1,0 +1,480 @@
+//! Generation through valid-token masks: the grammar steers the model's own distribution, so
+//! the model writes the output and nothing is proposed only to be rejected.
+//!
+//! At each step, every candidate position of the output gets its exact mask from the checker
+//! ([`Checker::allowed`] on the token canvas of this generation), and its logits are set to
+//! −∞ outside it *before* the sampler computes anything: the confidence (LLaDA), the entropy or
+//! margin (Dream) and the token all come from the constrained, renormalized distribution.
+//! The step's `k` tokens are then placed best first. The masks were computed on the canvas
+//! before the step, so a pair after the first is checked again on the canvas that holds the
+//! earlier ones; if it is refused, its position's mask is computed again on that canvas and
+//! the position proposes its best token within it (a *redraw*).
+//!
+//! *Lazy* masks ([`MaskConstraint::lazy`]) trade that ordering for speed: positions are
+//! ranked by the model's unconstrained confidence, each proposed pair is checked (one check,
+//! not a mask), and a position's mask is computed only when its pair is refused; the position
+//! then proposes its best token within the mask. The tokens still come from the constrained
+//! distribution at their position (the best allowed token), only the order of positions does
+//! not see the masks.
+//!
+//! Ids whose mask check ran out of budget (`unknown`) are never proposed: never a guess. A
+//! position whose mask is empty cannot be filled on this canvas; it is left masked (counted
+//! in [`MaskStats::empty_masks`]). The token semantics read a long run of masks loosely (one
+//! token, then any text: see [`crate::canvas::tokens`]), so an output can run out of
+//! positions before the grammar lets it end (a JSON object whose required keys are not
+//! written yet, two positions before the end). When the schedule is over, the model finishes
+//! what is left: each run that holds a position with an empty mask gets one more masked
+//! position (up to [`GenerateOptions::max_extra_positions`]), and the model fills the masked
+//! positions one per forward pass, greedily, the most confident under its mask first. Only
+//! when that budget runs out does the checker's completion write the rest (the record says
+//! so, and how many bytes it wrote).
+
+use std::sync::Arc;
+
+use hashbrown::HashSet;
+use std::time::{Duration, Instant};
+
+use crate::canvas::tokens::TokenCanvas;
+use crate::canvas::{Canvas, Cell};
+use crate::checker::{CheckVerdict, Checker};
+use crate::vocab::{TokenKind, TokenMask, Vocabulary};
+
+use super::error::{DiffusionError, Result};
+use super::generate::{logits_rows, GenerateOptions, Generation, GenerationStats};
+use super::rng::Rng;
+use super::sampler::Sampler;
+use super::Model;
+
+/// What the masks of one generation cost.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MaskStats {
+    /// Masks computed (one per candidate position per step, and one per redraw).
+    pub masks: u64,
+    pub mask_time: Duration,
+    /// Ids left out of masks because their check ran out of budget.
+    pub unknown_ids: u64,
+    /// Masks that came out empty (the position was left masked).
+    pub empty_masks: u64,
+    /// Checks of a step's later pairs against the canvas holding the earlier ones.
+    pub rechecks: u64,
+    /// Of those, the pairs refused (their position drew again from a fresh mask).
+    pub redraws: u64,
+    pub check_time: Duration,
+}
+
+/// A grammar constraint on one generation through masks: the token canvas of the generated
+/// positions and the checker that reads it. See the [module docs](self).
+pub struct MaskConstraint<'a> {
+    checker: &'a mut Checker,
+    vocab: Arc<Vocabulary>,
+    canvas: TokenCanvas,
+    stats: MaskStats,
+    lazy: bool,
+}
+
+impl<'a> MaskConstraint<'a> {
+    /// A constraint on `len` generated positions, all masked. The checker must read token
+    /// canvases ([`Checker::with_vocabulary`]) of the model's ids.
+    pub fn new(checker: &'a mut Checker, len: usize) -> Result<MaskConstraint<'a>> {
+        let vocab = checker.vocabulary().cloned().ok_or_else(|| {
+            DiffusionError::Sampler(
+                "mask-guided generation needs a checker with the model's vocabulary".into(),
+            )
+        })?;
+        Ok(MaskConstraint {
+            checker,
+            vocab,
+            canvas: TokenCanvas::masked(len),
+            stats: MaskStats::default(),
+            lazy: false,
+        })
+    }
+
+    /// Computes a position's mask only when the pair it proposes is refused (see the
+    /// [module docs](self)).
+    pub fn lazy(mut self) -> Self {
+        self.lazy = true;
+        self
+    }
+
+    /// The ids that keep the canvas completable at masked `position`.
+    pub fn allowed(&mut self, position: usize) -> Result<TokenMask> {
+        let t0 = Instant::now();
+        let a = self
+            .checker
+            .allowed(&self.canvas, position)
+            .map_err(|e| DiffusionError::Sampler(format!("mask at position {position}: {e}")))?;
+        self.stats.mask_time += t0.elapsed();
+        self.stats.masks += 1;
+        self.stats.unknown_ids += a.unknown as u64;
+        if a.mask.is_empty() {
+            self.stats.empty_masks += 1;
+        }
+        Ok(a.mask)
+    }
+
+    /// Whether `id` at masked `position` keeps the canvas completable (one check).
+    pub fn check(&mut self, position: usize, id: u32) -> bool {
+        if self.canvas.cells.get(position) != Some(&None) {
+            return false;
+        }
+        let t0 = Instant::now();
+        let verdict = self
+            .checker
+            .check_tokens(&self.canvas.with(position, id))
+            .map(|c| c.verdict);
+        self.stats.check_time += t0.elapsed();
+        self.stats.rechecks += 1;
+        verdict == Ok(CheckVerdict::Completable)
+    }
+
+    /// Places `id` at `position`; an end-of-output id fills every later position with it.
+    /// Returns the positions that became end-of-output besides `position`.
+    pub fn accept(&mut self, position: usize, id: u32) -> Vec<usize> {
+        let mut filled = Vec::new();
+        if self.vocab.kind(id) == Some(TokenKind::Eos) {
+            for (i, c) in self.canvas.cells.iter_mut().enumerate().skip(position + 1) {
+                if *c != Some(id) {
+                    *c = Some(id);
+                    filled.push(i);
+                }
+            }
+        }
+        self.canvas.cells[position] = Some(id);
+        filled
+    }
+
+    /// Inserts a masked position at `position` (the later ones move up by one).
+    fn insert_mask(&mut self, position: usize) {
+        let eos = self.canvas.cells[..position]
+            .iter()
+            .flatten()
+            .any(|&id| self.vocab.kind(id) == Some(TokenKind::Eos));
+        debug_assert!(!eos, "no position is inserted after the end of the output");
+        self.canvas.cells.insert(position, None);
+    }
+
+    /// The masked positions before the first end-of-output id.
+    fn open_positions(&self) -> Vec<usize> {
+        let mut out = Vec::new();
+        for (i, c) in self.canvas.cells.iter().enumerate() {
+            match c {
+                None => out.push(i),
+                Some(id) if self.vocab.kind(*id) == Some(TokenKind::Eos) => break,
+                Some(_) => {}
+            }
+        }
+        out
+    }
+
+    /// Whether no position is masked before the first end-of-output id.
+    pub fn is_complete(&self) -> bool {
+        for c in &self.canvas.cells {
+            match c {
+                None => return false,
+                Some(id) if self.vocab.kind(*id) == Some(TokenKind::Eos) => return true,
+                Some(_) => {}
+            }
+        }
+        true
+    }
+
+    /// The output's bytes: the placed tokens up to the first end-of-output id (masks add
+    /// nothing).
+    pub fn text(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        for id in self.canvas.cells.iter().flatten() {
+            if self.vocab.kind(*id) == Some(TokenKind::Eos) {
+                break;
+            }
+            out.extend_from_slice(self.vocab.bytes(*id));
+        }
+        out
+    }
+
+    /// Bytes of every placed text token, EOS or not before them.
+    fn text_bytes(&self) -> usize {
+        self.canvas
+            .cells
+            .iter()
+            .flatten()
+            .filter(|&&id| self.vocab.kind(id) == Some(TokenKind::Text))
+            .map(|&id| self.vocab.bytes(id).len())
+            .sum()
+    }
+
+    /// A full output from the canvas: its text with every run of masks as a hole that the
+    /// checker's completion fills (any text: the last resort, when positions ran out).
+    pub fn completion(&mut self) -> Result<Vec<u8>> {
+        let cells = self
+            .canvas
+            .cells
+            .iter()
+            .map(|c| match c {
+                None => Cell::Mask,
+                Some(id) if self.vocab.kind(*id) == Some(TokenKind::Eos) => Cell::Eos,
+                Some(id) => Cell::Token(self.vocab.bytes(*id).to_vec()),
+            })
+            .collect();
+        let t0 = Instant::now();
+        let out = self.checker.complete(&Canvas::new(cells));
+        self.stats.check_time += t0.elapsed();
+        match out {
+            Ok(Some(text)) => Ok(text),
+            Ok(None) => Err(DiffusionError::Completion(
+                "the canvas is not completable".into(),
+            )),
+            Err(e) => Err(DiffusionError::Completion(e.to_string())),
+        }
+    }
+
+    pub fn canvas(&self) -> &TokenCanvas {
+        &self.canvas
+    }
+
+    pub fn stats(&self) -> MaskStats {
+        self.stats
+    }
+}
+
+/// Generates `options.gen_length` tokens after `prompt` with `sampler`, every token drawn
+/// from its position's valid-token mask (see the [module docs](self)). `constraint` covers
+/// the generated positions, typically fresh.
+pub fn generate_masked(
+    model: &dyn Model,
+    sampler: &mut dyn Sampler,
+    prompt: &[u32],
+    options: &GenerateOptions,
+    constraint: &mut MaskConstraint<'_>,
+) -> Result<Generation> {
+    let mask = model.mask_token_id();
+    let n = options.gen_length;
+    let p = prompt.len();
+    if constraint.canvas.len() != n {
+        return Err(DiffusionError::Sampler(format!(
+            "the constraint covers {} positions, gen_length is {n}",
+            constraint.canvas.len()
+        )));
+    }
+    if constraint.vocab.len() < model.vocab_size() {
+        return Err(DiffusionError::Sampler(format!(
+            "the checker's vocabulary has {} ids, the model's logits {}",
+            constraint.vocab.len(),
+            model.vocab_size()
+        )));
+    }
+    sampler.begin(p, n)?;
+    let mut rng = Rng::new(options.seed);
+    let mut ids: Vec<u32> = prompt.to_vec();
+    ids.extend(std::iter::repeat_n(mask, n));
+    let mut stats = GenerationStats::default();
+    let before = constraint.stats();
+    // Positions whose mask came out empty: no token can stand there on this canvas, nor on
+    // any later one (the canvas only grows, so its completions only shrink).
+    let mut stuck = vec![false; n];
+    while let Some(mut plan) = sampler.plan(&ids, mask, &mut rng) {
+        stats.steps += 1;
+        plan.candidates.retain(|&c| c < p || !stuck[c - p]);
+        if plan.candidates.is_empty() {
+            continue;
+        }
+        let t0 = Instant::now();
+        let mut rows = logits_rows(
+            model,
+            &ids,
+            p,
+            sampler.cfg_scale(),
+            &plan.candidates,
+            &mut stats,
+        )?;
+        stats.model_time += t0.elapsed();
+        let t1 = Instant::now();
+        let check_before = constraint.stats().mask_time + constraint.stats().check_time;
+        let mut masks: Vec<Option<TokenMask>> = Vec::with_capacity(rows.len());
+        for (row, &c) in rows.iter_mut().zip(&plan.candidates) {
+            if c < p || constraint.lazy {
+                masks.push(None);
+                continue;
+            }
+            let allowed = constraint.allowed(c - p)?;
+            if allowed.is_empty() {
+                stuck[c - p] = true;
+            }
+            for (t, l) in row.iter_mut().enumerate() {
+                if !allowed.contains(t as u32) {
+                    *l = f32::NEG_INFINITY;
+                }
+            }
+            masks.push(Some(allowed));
+        }
+        let banned: Vec<Vec<u32>> = vec![vec![mask]; plan.candidates.len()];
+        let mut props = sampler.proposals(&plan, rows, &banned, &mut rng);
+        for (&c, m) in plan.candidates.iter().zip(masks) {
+            if let Some(m) = m {
+                props.restrict(c, m);
+            }
+        }
+        // Positions whose mask was computed on the canvas as it is now.
+        let mut fresh: HashSet<usize> = if constraint.lazy {
+            HashSet::new()
+        } else {
+            plan.candidates
+                .iter()
+                .copied()
+                .filter(|&c| c >= p)
+                .collect()
+        };
+        let mut placed = 0;
+        while placed < plan.k {
+            let Some((pos, tok)) = props.next_best() else {
+                break;
+            };
+            if pos < p {
+                // A masked prompt position: not part of the constrained output.
+                ids[pos] = tok;
+                props.accept(pos);
+                placed += 1;
+                continue;
+            }
+            // A pair drawn from a mask of this very canvas stands; others (drawn before an
+            // earlier pair of the step was placed, or lazily with no mask) are checked
+            // against the canvas as it is now.
+            if !fresh.contains(&pos) && !constraint.check(pos - p, tok) {
+                constraint.stats.redraws += 1;
+                let allowed = constraint.allowed(pos - p)?;
+                if allowed.is_empty() {
+                    stuck[pos - p] = true;
+                }
+                props.restrict(pos, allowed);
+                fresh.insert(pos);
+                continue;
+            }
+            fresh.clear();
+            ids[pos] = tok;
+            props.accept(pos);
+            placed += 1;
+            for q in constraint.accept(pos - p, tok) {
+                ids[q + p] = tok;
+                props.accept(q + p);
+            }
+        }
+        let s = constraint.stats();
+        let spent = s.mask_time + s.check_time - check_before;
+        stats.sampler_time += t1.elapsed().saturating_sub(spent);
+        stats.checker_time = s.mask_time + s.check_time - before.mask_time - before.check_time;
+        if constraint.is_complete() {
+            break;
+        }
+    }
+    if !constraint.is_complete() {
+        finish(model, &mut ids, p, options, constraint, &mut stats)?;
+    }
+    let s = constraint.stats();
+    stats.checks = s.rechecks - before.rechecks;
+    stats.rejections = s.redraws - before.redraws;
+    stats.masks = s.masks - before.masks;
+    stats.mask_time = s.mask_time - before.mask_time;
+    stats.unknown_ids = s.unknown_ids - before.unknown_ids;
+    stats.empty_masks = s.empty_masks - before.empty_masks;
+    stats.unfilled = constraint
+        .canvas
+        .cells
+        .iter()
+        .filter(|c| c.is_none())
+        .count();
+    let text = if constraint.is_complete() {
+        constraint.text()
+    } else {
+        stats.fallback = true;
+        let t = constraint.completion()?;
+        stats.completion_bytes = t.len().saturating_sub(constraint.text_bytes());
+        stats.checker_time = constraint.stats().mask_time + constraint.stats().check_time
+            - before.mask_time
+            - before.check_time;
+        t
+    };
+    Ok(Generation {
+        ids: ids[p..].to_vec(),
+        text,
+        stats,
+    })
+}
+
+/// The model finishes an output the schedule left with masked positions (see the
+/// [module docs](self)): one forward pass per position, each filling the masked position
+/// whose best allowed token is the most probable under its mask; a run whose positions all
+/// have empty masks gets one more masked position, within `options.max_extra_positions`.
+fn finish(
+    model: &dyn Model,
+    ids: &mut Vec<u32>,
+    p: usize,
+    options: &GenerateOptions,
+    constraint: &mut MaskConstraint<'_>,
+    stats: &mut GenerationStats,
+) -> Result<()> {
+    let mask = model.mask_token_id();
+    loop {
+        let open = constraint.open_positions();
+        if open.is_empty() {
+            return Ok(());
+        }
+        let positions: Vec<usize> = open.iter().map(|&o| o + p).collect();
+        let t0 = Instant::now();
+        let rows = logits_rows(model, ids, p, 0.0, &positions, stats)?;
+        stats.model_time += t0.elapsed();
+        // The most confident (position, token) under the masks: the probability of the best
+        // allowed token, renormalized over the allowed ones.
+        let mut best: Option<(f64, usize, u32)> = None;
+        let mut stuck_runs: Vec<usize> = Vec::new();
+        for (row, &o) in rows.iter().zip(&open) {
+            let allowed = constraint.allowed(o)?;
+            let Some((token, conf)) = masked_argmax(row, &allowed) else {
+                // A position of a run no token can start: the run needs another position.
+                if stuck_runs.last().is_none_or(|&r| r + 1 != o) {
+                    stuck_runs.push(o);
+                } else {
+                    *stuck_runs.last_mut().expect("not empty") = o;
+                }
+                continue;
+            };
+            if best.is_none_or(|(c, _, _)| conf > c) {
+                best = Some((conf, o, token));
+            }
+        }
+        if let Some((_, o, token)) = best {
+            ids[o + p] = token;
+            for q in constraint.accept(o, token) {
+                ids[q + p] = token;
+            }
+            continue;
+        }
+        // Every open position is stuck: each stuck run gets one more position after its
+        // last one (from the right, so the earlier insertions' places stay put).
+        let room = model.max_positions().unwrap_or(usize::MAX);
+        if stats.extra_positions + stuck_runs.len() > options.max_extra_positions
+            || ids.len() + stuck_runs.len() > room
+        {
+            return Ok(());
+        }
+        for &o in stuck_runs.iter().rev() {
+            constraint.insert_mask(o + 1);
+            ids.insert(o + 1 + p, mask);
+            stats.extra_positions += 1;
+        }
+    }
+}
+
+/// The allowed token of highest logit and its probability renormalized over the allowed
+/// tokens; `None` when nothing is allowed.
+fn masked_argmax(logits: &[f32], allowed: &TokenMask) -> Option<(u32, f64)> {
+    let ids = || allowed.ids().filter(|&t| (t as usize) < logits.len());
+    let (token, max) = ids().map(|t| (t, logits[t as usize] as f64)).fold(
+        None,
+        |b: Option<(u32, f64)>, (t, l)| match b {
+            Some((_, bl)) if bl >= l => b,
+            _ => Some((t, l)),
+        },
+    )?;
+    let sum: f64 = ids().map(|t| (logits[t as usize] as f64 - max).exp()).sum();
+    Some((token, 1.0 / sum))
+}
