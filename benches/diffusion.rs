@@ -1,7 +1,9 @@
 //! The diffusion runtime on CPU: one forward pass of each fixture model and of a random-weight
 //! LLaDA of about 4M parameters over 256 positions, and one check of a proposal on a 256-token
 //! JSON canvas (Qwen tokens) with 1, 9 and 41 holes — its time against a forward pass is the
-//! checker's share of a step. The machine's load matters: compare runs on the same machine.
+//! checker's share of a step. And one SMILES generation of the embedded default model in each
+//! mode, side by side: unconstrained, the paper's rejection loop, and mask-guided (lazy and
+//! full masks). The machine's load matters: compare runs on the same machine.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -9,7 +11,11 @@ use std::path::Path;
 use candle_core::{DType, Device, Tensor};
 use criterion::{criterion_group, criterion_main, Criterion};
 use lacuna::checker::Checker;
-use lacuna::diffusion::{self, llada, Constraint, Model, TokenTable, Tokens};
+use lacuna::diffusion::default_model::load_default;
+use lacuna::diffusion::{
+    self, generate, generate_masked, llada, tasks, Constraint, GenerateOptions, LLaDASampler,
+    MaskConstraint, Model, TokenTable, Tokens,
+};
 
 fn data(name: &str) -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -110,5 +116,54 @@ fn json_check(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, forward, json_check);
+/// One SMILES output of the default model (seed 3, its task's length and schedule, as
+/// `lacuna generate` runs it) in each mode.
+fn generate_smiles(c: &mut Criterion) {
+    let m = load_default(DType::F32, &Device::Cpu).unwrap();
+    let eos = [m.model.eos_token_id()];
+    let table = TokenTable::from_tokens(&m.tokens, &eos);
+    let vocab = std::sync::Arc::new(m.tokens.vocabulary(&eos, m.model.vocab_size()));
+    let length = m.card.as_ref().unwrap().tasks[tasks::SMILES].length;
+    let prompt = m.tokens.encode(&tasks::smiles_prompt()).unwrap();
+    let sampler = || LLaDASampler::new(length, tasks::default_block(length)).temperature(1.0);
+    let mut options = GenerateOptions::new(length, 3);
+    options.stop_when_settled = true;
+    let model = m.model.as_ref();
+    let mut g = c.benchmark_group("generate_smiles");
+    g.sample_size(10);
+    g.bench_function("unconstrained", |b| {
+        b.iter(|| generate(model, &mut sampler(), &table, &prompt, &options, None).unwrap())
+    });
+    let mut checker = Checker::from_spec("smiles").unwrap();
+    g.bench_function("reject", |b| {
+        b.iter(|| {
+            let mut con = Constraint::new(&mut checker, &table, length);
+            generate(
+                model,
+                &mut sampler(),
+                &table,
+                &prompt,
+                &options,
+                Some(&mut con),
+            )
+            .unwrap()
+        })
+    });
+    checker.set_vocabulary(vocab);
+    for lazy in [true, false] {
+        let name = if lazy { "mask_lazy" } else { "mask" };
+        g.bench_function(name, |b| {
+            b.iter(|| {
+                let mut con = MaskConstraint::new(&mut checker, length).unwrap();
+                if lazy {
+                    con = con.lazy();
+                }
+                generate_masked(model, &mut sampler(), &prompt, &options, &mut con).unwrap()
+            })
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, forward, json_check, generate_smiles);
 criterion_main!(benches);

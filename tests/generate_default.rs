@@ -122,3 +122,36 @@ fn missing_prompt_or_model_is_named() {
     assert!(err.contains("/no/such/schema.json"), "{err}");
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+#[test]
+fn lengths_past_the_context_are_named_not_allocated() {
+    for length in ["100000", "18446744073709551615"] {
+        let out = Command::new(env!("CARGO_BIN_EXE_lacuna"))
+            .args(["generate", "--grammar", "smiles", "--length", length])
+            .output()
+            .unwrap();
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(err.contains("context of 512 positions"), "{err}");
+        assert!(err.contains(&format!("--length {length}")), "{err}");
+    }
+}
+
+#[test]
+fn records_say_how_the_output_was_made() {
+    for (mode, masks) in [("mask", true), ("mask-lazy", true), ("reject", false)] {
+        for o in generate(&["--grammar", "smiles", "-n", "2", "--constraint", mode]) {
+            assert_eq!(o["mode"], mode, "{o}");
+            let st = &o["stats"];
+            assert_eq!(st["masks"].as_u64().unwrap() > 0, masks, "{o}");
+            if mode != "reject" {
+                // Under masks the model writes every byte.
+                assert_eq!(st["fallback"], false, "{o}");
+                assert_eq!(st["completion_bytes"], 0, "{o}");
+            }
+        }
+    }
+    for o in generate(&["--grammar", "smiles", "-n", "1", "--unconstrained"]) {
+        assert_eq!(o["mode"], "unconstrained", "{o}");
+    }
+}

@@ -242,3 +242,51 @@ fn mismatched_vocabularies_are_named() {
     .unwrap();
     assert!(err.to_string().contains("256 ids"), "{err}");
 }
+
+/// An output that cannot fit its positions is finished by the model in added positions, under
+/// masks: the grammar's only word has 7 bytes, the canvas 3 byte-token positions.
+#[test]
+fn the_model_finishes_in_added_positions() {
+    let model = diffusion::load(&data("llada-tiny"), DType::F32, &Device::Cpu).unwrap();
+    let (vocab, _) = byte_vocab(model.as_ref());
+    let vocab = Arc::new(vocab);
+    let grammar = lark::parse("start: \"[12\" D \"45]\"\nD: \"3\"\n", "word.lark").unwrap();
+    for seed in 0..3 {
+        let mut checker = Checker::with_vocabulary(grammar.clone(), vocab.clone()).unwrap();
+        let mut c = MaskConstraint::new(&mut checker, 3).unwrap();
+        let opts = GenerateOptions::new(3, seed);
+        let g = generate_masked(
+            model.as_ref(),
+            &mut LLaDASampler::new(3, 3),
+            b"w: ".map(u32::from).as_slice(),
+            &opts,
+            &mut c,
+        )
+        .unwrap();
+        let st = &g.stats;
+        assert_eq!(g.text, b"[12345]", "seed {seed}: {st:?}");
+        assert!(!st.fallback && st.completion_bytes == 0, "{st:?}");
+        // At least four positions more (7 bytes, one per position), at most a few beyond.
+        assert!((4..=8).contains(&st.extra_positions), "{st:?}");
+        assert_eq!(g.ids.len(), 3 + st.extra_positions);
+    }
+    // With no room to add positions, the completion writes the rest, and says so.
+    let mut checker = Checker::with_vocabulary(grammar, vocab).unwrap();
+    let mut c = MaskConstraint::new(&mut checker, 3).unwrap();
+    let mut opts = GenerateOptions::new(3, 0);
+    opts.max_extra_positions = 0;
+    let g = generate_masked(
+        model.as_ref(),
+        &mut LLaDASampler::new(3, 3),
+        b"w: ".map(u32::from).as_slice(),
+        &opts,
+        &mut c,
+    )
+    .unwrap();
+    assert_eq!(g.text, b"[12345]");
+    assert!(
+        g.stats.fallback && g.stats.completion_bytes >= 4,
+        "{:?}",
+        g.stats
+    );
+}

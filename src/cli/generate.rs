@@ -278,6 +278,16 @@ fn plan(args: &GenerateArgs, loaded: &LoadedModel) -> Result<Plan, String> {
     if length == 0 {
         return Err("--length must be positive".into());
     }
+    if let Some(room) = loaded.model.max_positions() {
+        if prompt.len().saturating_add(length) > room {
+            return Err(format!(
+                "--length {length}: the prompt ({} tokens) and {length} generated positions do \
+                 not fit {}'s context of {room} positions",
+                prompt.len(),
+                loaded.source.display()
+            ));
+        }
+    }
     let block = args.block.unwrap_or_else(|| default_block(length));
     let temperature = args
         .temperature

@@ -135,6 +135,7 @@ pub fn generate(
             )));
         }
     }
+    check_context(model, p, n)?;
     sampler.begin(p, n)?;
     let mut rng = Rng::new(options.seed);
     let mut ids: Vec<u32> = prompt.to_vec();
@@ -259,6 +260,21 @@ pub fn generate(
         text,
         stats,
     })
+}
+
+/// A prompt of `prompt_len` tokens and `gen_len` generated positions must fit the model's
+/// context (before anything is allocated for them).
+pub(crate) fn check_context(model: &dyn Model, prompt_len: usize, gen_len: usize) -> Result<()> {
+    let total = prompt_len.checked_add(gen_len);
+    match (model.max_positions(), total) {
+        (Some(room), Some(t)) if t <= room => Ok(()),
+        (None, Some(_)) => Ok(()),
+        (room, _) => Err(DiffusionError::Sampler(format!(
+            "the prompt ({prompt_len} tokens) and the generated positions ({gen_len}) do not \
+             fit the model's context ({} positions)",
+            room.map_or("unbounded".to_string(), |r| r.to_string())
+        ))),
+    }
 }
 
 /// Whether an unconstrained output is final: an EOS is placed and no mask precedes it (the

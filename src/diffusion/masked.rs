@@ -23,11 +23,14 @@
 //! token, then any text: see [`crate::canvas::tokens`]), so an output can run out of
 //! positions before the grammar lets it end (a JSON object whose required keys are not
 //! written yet, two positions before the end). When the schedule is over, the model finishes
-//! what is left: each run that holds a position with an empty mask gets one more masked
-//! position (up to [`GenerateOptions::max_extra_positions`]), and the model fills the masked
-//! positions one per forward pass, greedily, the most confident under its mask first. Only
-//! when that budget runs out does the checker's completion write the rest (the record says
-//! so, and how many bytes it wrote).
+//! what is left: the model fills the masked positions one per forward pass, left to right,
+//! each with its best token under the position's mask; when no masked position can be filled
+//! (a run too short for what it must bridge: each of its positions reads the others exactly),
+//! each run gets one more masked position at its end (up to
+//! [`GenerateOptions::max_extra_positions`]), and from then on the model's best tokens that
+//! leave the grammar's completion less to write are preferred, so the output ends rather than
+//! wanders. Only when that budget runs out does the checker's completion write the rest (the
+//! record says so, and how many bytes it wrote).
 
 use std::sync::Arc;
 
@@ -40,7 +43,7 @@ use crate::checker::{CheckVerdict, Checker};
 use crate::vocab::{TokenKind, TokenMask, Vocabulary};
 
 use super::error::{DiffusionError, Result};
-use super::generate::{logits_rows, GenerateOptions, Generation, GenerationStats};
+use super::generate::{check_context, logits_rows, GenerateOptions, Generation, GenerationStats};
 use super::rng::Rng;
 use super::sampler::Sampler;
 use super::Model;
@@ -74,13 +77,22 @@ pub struct MaskConstraint<'a> {
 
 impl<'a> MaskConstraint<'a> {
     /// A constraint on `len` generated positions, all masked. The checker must read token
-    /// canvases ([`Checker::with_vocabulary`]) of the model's ids.
+    /// canvases ([`Checker::with_vocabulary`]) of the model's ids, and its grammar must have a
+    /// word (an empty language is an error here, not an empty mask later).
     pub fn new(checker: &'a mut Checker, len: usize) -> Result<MaskConstraint<'a>> {
         let vocab = checker.vocabulary().cloned().ok_or_else(|| {
             DiffusionError::Sampler(
                 "mask-guided generation needs a checker with the model's vocabulary".into(),
             )
         })?;
+        let anything = crate::canvas::HoleyText {
+            chunks: vec![Vec::new(), Vec::new()],
+        };
+        if checker.check_text(&anything).verdict == CheckVerdict::NotCompletable {
+            return Err(DiffusionError::Sampler(
+                "the grammar's language is empty: no output can follow it".into(),
+            ));
+        }
         Ok(MaskConstraint {
             checker,
             vocab,
@@ -203,6 +215,13 @@ impl<'a> MaskConstraint<'a> {
             .sum()
     }
 
+    /// How many bytes the grammar's completion would add to the canvas's text (`None` when
+    /// it finds none within its budget).
+    fn left_to_complete(&mut self) -> Option<usize> {
+        let text = self.completion().ok()?;
+        Some(text.len().saturating_sub(self.text_bytes()))
+    }
+
     /// A full output from the canvas: its text with every run of masks as a hole that the
     /// checker's completion fills (any text: the last resort, when positions ran out).
     pub fn completion(&mut self) -> Result<Vec<u8>> {
@@ -263,6 +282,7 @@ pub fn generate_masked(
             model.vocab_size()
         )));
     }
+    check_context(model, p, n)?;
     sampler.begin(p, n)?;
     let mut rng = Rng::new(options.seed);
     let mut ids: Vec<u32> = prompt.to_vec();
@@ -401,9 +421,11 @@ pub fn generate_masked(
 }
 
 /// The model finishes an output the schedule left with masked positions (see the
-/// [module docs](self)): one forward pass per position, each filling the masked position
-/// whose best allowed token is the most probable under its mask; a run whose positions all
-/// have empty masks gets one more masked position, within `options.max_extra_positions`.
+/// [module docs](self)): one forward pass per position, each filling the leftmost masked
+/// position that a token can fill with the model's best token under its mask (once
+/// positions were added, the best of those that bring the end closer: [`closer`]); when every
+/// masked position's mask is empty, each run of them gets one more masked position at its
+/// end, within `options.max_extra_positions`.
 fn finish(
     model: &dyn Model,
     ids: &mut Vec<u32>,
@@ -422,13 +444,14 @@ fn finish(
         let t0 = Instant::now();
         let rows = logits_rows(model, ids, p, 0.0, &positions, stats)?;
         stats.model_time += t0.elapsed();
-        // The most confident (position, token) under the masks: the probability of the best
-        // allowed token, renormalized over the allowed ones.
-        let mut best: Option<(f64, usize, u32)> = None;
+        // The leftmost position that a token can fill, with the model's best allowed token
+        // there: left to right, so that a run too short for what it must bridge grows at its
+        // end and is written from its start.
         let mut stuck_runs: Vec<usize> = Vec::new();
+        let mut chosen: Option<(usize, u32)> = None;
         for (row, &o) in rows.iter().zip(&open) {
             let allowed = constraint.allowed(o)?;
-            let Some((token, conf)) = masked_argmax(row, &allowed) else {
+            let Some((mut token, _)) = masked_argmax(row, &allowed) else {
                 // A position of a run no token can start: the run needs another position.
                 if stuck_runs.last().is_none_or(|&r| r + 1 != o) {
                     stuck_runs.push(o);
@@ -437,11 +460,13 @@ fn finish(
                 }
                 continue;
             };
-            if best.is_none_or(|(c, _, _)| conf > c) {
-                best = Some((conf, o, token));
+            if stats.extra_positions > 0 {
+                token = closer(constraint, o, row, &allowed).unwrap_or(token);
             }
+            chosen = Some((o, token));
+            break;
         }
-        if let Some((_, o, token)) = best {
+        if let Some((o, token)) = chosen {
             ids[o + p] = token;
             for q in constraint.accept(o, token) {
                 ids[q + p] = token;
@@ -462,6 +487,43 @@ fn finish(
             stats.extra_positions += 1;
         }
     }
+}
+
+/// Candidates [`closer`] weighs at a position, at most: the model's best allowed tokens.
+const CLOSING_CANDIDATES: usize = 256;
+
+/// Once positions had to be added, the model must end the output, not wander (under a long
+/// run of masks, read as any text, a mask lets a string or an object go on forever): in the
+/// model's order, the first allowed token at `position` whose placement leaves fewer bytes
+/// for the grammar's completion to write (so the bytes left fall at every step while one
+/// exists), else of the [`CLOSING_CANDIDATES`] best the one that leaves the fewest. `None`
+/// when no completion can be measured.
+fn closer(
+    constraint: &mut MaskConstraint<'_>,
+    position: usize,
+    logits: &[f32],
+    allowed: &TokenMask,
+) -> Option<u32> {
+    let now = constraint.left_to_complete()?;
+    let mut ranked: Vec<u32> = allowed
+        .ids()
+        .filter(|&t| (t as usize) < logits.len())
+        .collect();
+    ranked.sort_by(|&a, &b| logits[b as usize].total_cmp(&logits[a as usize]));
+    let mut fewest: Option<(usize, u32)> = None;
+    for &t in ranked.iter().take(CLOSING_CANDIDATES) {
+        constraint.canvas.cells[position] = Some(t);
+        let left = constraint.left_to_complete();
+        constraint.canvas.cells[position] = None;
+        let Some(left) = left else { continue };
+        if left < now {
+            return Some(t);
+        }
+        if fewest.is_none_or(|(f, _)| left < f) {
+            fewest = Some((left, t));
+        }
+    }
+    fewest.map(|(_, t)| t)
 }
 
 /// The allowed token of highest logit and its probability renormalized over the allowed
