@@ -16,45 +16,9 @@
 
 mod corpus;
 
-use std::io::Read;
-
-use corpus::Rng;
+use corpus::{humaneval_cpp as tasks, Rng};
 use lacuna::canvas::HoleyText;
 use lacuna::checker::{CheckVerdict, Checker};
-
-/// One HumanEval-X task, with the fields the tests use.
-struct Task {
-    id: String,
-    prompt: String,
-    declaration: String,
-    solution: String,
-    test: String,
-}
-
-fn tasks() -> Vec<Task> {
-    let gz = std::fs::read(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/data/humaneval_cpp.jsonl.gz"
-    ))
-    .unwrap();
-    let mut text = String::new();
-    flate2::read::GzDecoder::new(&gz[..])
-        .read_to_string(&mut text)
-        .unwrap();
-    text.lines()
-        .map(|line| {
-            let v: serde_json::Value = serde_json::from_str(line).unwrap();
-            let field = |k: &str| v[k].as_str().unwrap().to_string();
-            Task {
-                id: field("task_id"),
-                prompt: field("prompt"),
-                declaration: field("declaration"),
-                solution: field("canonical_solution"),
-                test: field("test"),
-            }
-        })
-        .collect()
-}
 
 /// Tasks whose `declaration + canonical_solution` is not a C++ program, and why. Their
 /// `prompt + canonical_solution` is used instead, and checked like all others.

@@ -6,7 +6,7 @@
 
 mod corpus;
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::process::{Command, Stdio};
 
 use lacuna::checker::Checker;
@@ -60,33 +60,20 @@ fn directives_stand_where_gpp_takes_them() {
 
 #[test]
 fn corpus_programs_lacuna_accepts_compile() {
-    let gz = std::fs::read(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/data/humaneval_cpp.jsonl.gz"
-    ))
-    .unwrap();
-    let mut text = String::new();
-    flate2::read::GzDecoder::new(&gz[..])
-        .read_to_string(&mut text)
-        .unwrap();
+    let tasks = corpus::humaneval_cpp();
     let mut checker = Checker::from_spec("cpp").unwrap();
     // A seeded sample of 40 tasks (g++ takes about a quarter of a second per program).
-    let lines: Vec<&str> = text.lines().collect();
     let mut rng = corpus::Rng(0x5EED_0009);
     let (mut accepted, mut refused) = (0, 0);
     for _ in 0..40 {
-        let v: serde_json::Value = serde_json::from_str(lines[rng.below(lines.len())]).unwrap();
-        let program = format!(
-            "{}{}",
-            v["prompt"].as_str().unwrap(),
-            v["canonical_solution"].as_str().unwrap()
-        );
+        let t = &tasks[rng.below(tasks.len())];
+        let program = format!("{}{}", t.prompt, t.solution);
         if checker.accepts(program.as_bytes()) {
             accepted += 1;
             assert!(
                 gpp_accepts(&program),
                 "{}: g++ refuses what lacuna accepts",
-                v["task_id"]
+                t.id
             );
         } else {
             refused += 1;

@@ -251,18 +251,24 @@ fn the_model_finishes_in_added_positions() {
     let (vocab, _) = byte_vocab(model.as_ref());
     let vocab = Arc::new(vocab);
     let grammar = lark::parse("start: \"[12\" D \"45]\"\nD: \"3\"\n", "word.lark").unwrap();
-    for seed in 0..3 {
+    // Three positions after the prompt `w: `, with room for `max_extra` more.
+    let run = |seed: u64, max_extra: usize| {
         let mut checker = Checker::with_vocabulary(grammar.clone(), vocab.clone()).unwrap();
         let mut c = MaskConstraint::new(&mut checker, 3).unwrap();
-        let opts = GenerateOptions::new(3, seed);
-        let g = generate_masked(
+        let mut opts = GenerateOptions::new(3, seed);
+        opts.max_extra_positions = max_extra;
+        let prompt = b"w: ".map(u32::from);
+        generate_masked(
             model.as_ref(),
             &mut LLaDASampler::new(3, 3),
-            b"w: ".map(u32::from).as_slice(),
+            &prompt,
             &opts,
             &mut c,
         )
-        .unwrap();
+        .unwrap()
+    };
+    for seed in 0..3 {
+        let g = run(seed, GenerateOptions::new(3, seed).max_extra_positions);
         let st = &g.stats;
         assert_eq!(g.text, b"[12345]", "seed {seed}: {st:?}");
         assert!(!st.fallback && st.completion_bytes == 0, "{st:?}");
@@ -271,18 +277,7 @@ fn the_model_finishes_in_added_positions() {
         assert_eq!(g.ids.len(), 3 + st.extra_positions);
     }
     // With no room to add positions, the completion writes the rest, and says so.
-    let mut checker = Checker::with_vocabulary(grammar, vocab).unwrap();
-    let mut c = MaskConstraint::new(&mut checker, 3).unwrap();
-    let mut opts = GenerateOptions::new(3, 0);
-    opts.max_extra_positions = 0;
-    let g = generate_masked(
-        model.as_ref(),
-        &mut LLaDASampler::new(3, 3),
-        b"w: ".map(u32::from).as_slice(),
-        &opts,
-        &mut c,
-    )
-    .unwrap();
+    let g = run(0, 0);
     assert_eq!(g.text, b"[12345]");
     assert!(
         g.stats.fallback && g.stats.completion_bytes >= 4,

@@ -214,18 +214,6 @@ impl Checker {
                     &dfa,
                     self.budgets.search * self.budgets.mask_search_factor,
                 );
-                if std::env::var_os("LACUNA_DEBUG_MASK").is_some() {
-                    let st = self.searcher.stats();
-                    eprintln!(
-                        "marked dfa: {} states, {} edges, {} marks, settled {}, work {}, {} us",
-                        dfa.num_states(),
-                        dfa.edges().len(),
-                        marks.len(),
-                        st.settled,
-                        st.work,
-                        t0.elapsed().as_micros()
-                    );
-                }
                 sets.extend(marks.iter().map(|m| m.set));
                 taken = useful.map(|useful| {
                     marks
@@ -243,21 +231,6 @@ impl Checker {
         }
         sets.sort_unstable();
         sets.dedup();
-        if std::env::var_os("LACUNA_DEBUG_MASK").is_some() {
-            let mut tot = 0usize;
-            let mut paths = 0usize;
-            for &set in &sets {
-                let (p, g) = self.lexer.token_groups(set).unwrap();
-                tot += g.iter().map(|g| g.tokens.len()).sum::<usize>();
-                paths += p.paths.len();
-            }
-            eprintln!(
-                "{} entry sets, {} tokens in groups, {} paths",
-                sets.len(),
-                tot,
-                paths
-            );
-        }
         if let Some(taken) = taken {
             // A token is allowed iff, from one of the entry sets, one of its paths is taken.
             for &set in &sets {

@@ -35,7 +35,7 @@
 use std::time::{Duration, Instant};
 
 use crate::canvas::{Canvas, Cell};
-use crate::checker::{CheckVerdict, Checker};
+use crate::checker::{CheckVerdict, Checker, CompletionError};
 
 use super::error::{DiffusionError, Result};
 use super::tokens::Tokens;
@@ -103,6 +103,19 @@ impl TokenTable {
 
     pub fn is_empty(&self) -> bool {
         self.bytes.is_empty()
+    }
+}
+
+/// A checker's completion as a generation's result: the text, or why there is none.
+pub(crate) fn completed(
+    out: std::result::Result<Option<Vec<u8>>, CompletionError>,
+) -> Result<Vec<u8>> {
+    match out {
+        Ok(Some(text)) => Ok(text),
+        Ok(None) => Err(DiffusionError::Completion(
+            "the canvas is not completable".into(),
+        )),
+        Err(e) => Err(DiffusionError::Completion(e.to_string())),
     }
 }
 
@@ -192,13 +205,7 @@ impl<'a> Constraint<'a> {
         let t0 = Instant::now();
         let out = self.checker.complete(&self.canvas);
         self.stats.checker_time += t0.elapsed();
-        match out {
-            Ok(Some(text)) => Ok(text),
-            Ok(None) => Err(DiffusionError::Completion(
-                "the canvas is not completable".into(),
-            )),
-            Err(e) => Err(DiffusionError::Completion(e.to_string())),
-        }
+        completed(out)
     }
 
     /// Whether no position is masked before the first EOS.

@@ -34,7 +34,7 @@ use candle_core::{Device, Tensor};
 use super::constraint::{Constraint, TokenTable};
 use super::error::{DiffusionError, Result};
 use super::rng::Rng;
-use super::sampler::Sampler;
+use super::sampler::{Proposals, Sampler};
 use super::Model;
 
 /// Settings of one generation.
@@ -128,18 +128,9 @@ pub fn generate(
     let n = options.gen_length;
     let p = prompt.len();
     if let Some(c) = constraint.as_deref() {
-        if c.canvas().cells.len() != n {
-            return Err(DiffusionError::Sampler(format!(
-                "the constraint covers {} positions, gen_length is {n}",
-                c.canvas().cells.len()
-            )));
-        }
+        covers(c.canvas().cells.len(), n)?;
     }
-    check_context(model, p, n)?;
-    sampler.begin(p, n)?;
-    let mut rng = Rng::new(options.seed);
-    let mut ids: Vec<u32> = prompt.to_vec();
-    ids.extend(std::iter::repeat_n(mask, n));
+    let (mut ids, mut rng) = start(model, sampler, prompt, options)?;
     let mut stats = GenerationStats::default();
     // Rejected pairs stay rejected: the canvas only grows, so a token that cannot be
     // completed at a position now never can be later.
@@ -154,16 +145,7 @@ pub fn generate(
         if plan.candidates.is_empty() {
             continue;
         }
-        let t0 = Instant::now();
-        let rows = logits_rows(
-            model,
-            &ids,
-            p,
-            sampler.cfg_scale(),
-            &plan.candidates,
-            &mut stats,
-        )?;
-        stats.model_time += t0.elapsed();
+        let rows = step_rows(model, sampler, &ids, p, &plan.candidates, &mut stats)?;
         let t1 = Instant::now();
         let banned: Vec<Vec<u32>> = plan
             .candidates
@@ -195,19 +177,14 @@ pub fn generate(
             };
             if pos < p {
                 // A masked prompt position: not part of the constrained output.
-                ids[pos] = tok;
-                props.accept(pos);
+                place(&mut ids, &mut props, pos, tok, []);
                 placed += 1;
                 continue;
             }
             if c.check(pos - p, tok) {
-                ids[pos] = tok;
-                props.accept(pos);
+                let filled = c.accept(pos - p, tok).into_iter().map(|q| q + p);
+                place(&mut ids, &mut props, pos, tok, filled);
                 placed += 1;
-                for q in c.accept(pos - p, tok) {
-                    ids[q + p] = tok;
-                    props.accept(q + p);
-                }
             } else {
                 props.reject(pos, tok);
                 dead[pos - p].push(tok);
@@ -260,6 +237,69 @@ pub fn generate(
         text,
         stats,
     })
+}
+
+/// The ids a generation starts from (the prompt, then `options.gen_length` masks) and its
+/// generator, once the lengths fit the model's context and the sampler has its schedule.
+pub(crate) fn start(
+    model: &dyn Model,
+    sampler: &mut dyn Sampler,
+    prompt: &[u32],
+    options: &GenerateOptions,
+) -> Result<(Vec<u32>, Rng)> {
+    let (p, n) = (prompt.len(), options.gen_length);
+    check_context(model, p, n)?;
+    sampler.begin(p, n)?;
+    let mut ids = prompt.to_vec();
+    ids.extend(std::iter::repeat_n(model.mask_token_id(), n));
+    Ok((ids, Rng::new(options.seed)))
+}
+
+/// A constraint over `len` positions serves a generation of `n`.
+pub(crate) fn covers(len: usize, n: usize) -> Result<()> {
+    if len != n {
+        return Err(DiffusionError::Sampler(format!(
+            "the constraint covers {len} positions, gen_length is {n}"
+        )));
+    }
+    Ok(())
+}
+
+/// The logits rows of a step's `candidates` (with the sampler's guidance), timed as model time.
+pub(crate) fn step_rows(
+    model: &dyn Model,
+    sampler: &dyn Sampler,
+    ids: &[u32],
+    prompt_len: usize,
+    candidates: &[usize],
+    stats: &mut GenerationStats,
+) -> Result<Vec<Vec<f32>>> {
+    let t0 = Instant::now();
+    let rows = logits_rows(
+        model,
+        ids,
+        prompt_len,
+        sampler.cfg_scale(),
+        candidates,
+        stats,
+    )?;
+    stats.model_time += t0.elapsed();
+    Ok(rows)
+}
+
+/// Writes `tok` at absolute position `pos` and at the positions an EOS there filled (`filled`,
+/// absolute), and takes them all out of the step's queue.
+pub(crate) fn place(
+    ids: &mut [u32],
+    props: &mut Proposals,
+    pos: usize,
+    tok: u32,
+    filled: impl IntoIterator<Item = usize>,
+) {
+    for q in std::iter::once(pos).chain(filled) {
+        ids[q] = tok;
+        props.accept(q);
+    }
 }
 
 /// A prompt of `prompt_len` tokens and `gen_len` generated positions must fit the model's

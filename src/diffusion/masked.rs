@@ -42,9 +42,11 @@ use crate::canvas::{Canvas, Cell};
 use crate::checker::{CheckVerdict, Checker};
 use crate::vocab::{TokenKind, TokenMask, Vocabulary};
 
+use super::constraint::completed;
 use super::error::{DiffusionError, Result};
-use super::generate::{check_context, logits_rows, GenerateOptions, Generation, GenerationStats};
-use super::rng::Rng;
+use super::generate::{
+    covers, logits_rows, place, start, step_rows, GenerateOptions, Generation, GenerationStats,
+};
 use super::sampler::Sampler;
 use super::Model;
 
@@ -238,13 +240,7 @@ impl<'a> MaskConstraint<'a> {
         let t0 = Instant::now();
         let out = self.checker.complete(&Canvas::new(cells));
         self.stats.check_time += t0.elapsed();
-        match out {
-            Ok(Some(text)) => Ok(text),
-            Ok(None) => Err(DiffusionError::Completion(
-                "the canvas is not completable".into(),
-            )),
-            Err(e) => Err(DiffusionError::Completion(e.to_string())),
-        }
+        completed(out)
     }
 
     pub fn canvas(&self) -> &TokenCanvas {
@@ -269,12 +265,7 @@ pub fn generate_masked(
     let mask = model.mask_token_id();
     let n = options.gen_length;
     let p = prompt.len();
-    if constraint.canvas.len() != n {
-        return Err(DiffusionError::Sampler(format!(
-            "the constraint covers {} positions, gen_length is {n}",
-            constraint.canvas.len()
-        )));
-    }
+    covers(constraint.canvas.len(), n)?;
     if constraint.vocab.len() < model.vocab_size() {
         return Err(DiffusionError::Sampler(format!(
             "the checker's vocabulary has {} ids, the model's logits {}",
@@ -282,11 +273,7 @@ pub fn generate_masked(
             model.vocab_size()
         )));
     }
-    check_context(model, p, n)?;
-    sampler.begin(p, n)?;
-    let mut rng = Rng::new(options.seed);
-    let mut ids: Vec<u32> = prompt.to_vec();
-    ids.extend(std::iter::repeat_n(mask, n));
+    let (mut ids, mut rng) = start(model, sampler, prompt, options)?;
     let mut stats = GenerationStats::default();
     let before = constraint.stats();
     // Positions whose mask came out empty: no token can stand there on this canvas, nor on
@@ -298,16 +285,7 @@ pub fn generate_masked(
         if plan.candidates.is_empty() {
             continue;
         }
-        let t0 = Instant::now();
-        let mut rows = logits_rows(
-            model,
-            &ids,
-            p,
-            sampler.cfg_scale(),
-            &plan.candidates,
-            &mut stats,
-        )?;
-        stats.model_time += t0.elapsed();
+        let mut rows = step_rows(model, sampler, &ids, p, &plan.candidates, &mut stats)?;
         let t1 = Instant::now();
         let check_before = constraint.stats().mask_time + constraint.stats().check_time;
         let mut masks: Vec<Option<TokenMask>> = Vec::with_capacity(rows.len());
@@ -351,8 +329,7 @@ pub fn generate_masked(
             };
             if pos < p {
                 // A masked prompt position: not part of the constrained output.
-                ids[pos] = tok;
-                props.accept(pos);
+                place(&mut ids, &mut props, pos, tok, []);
                 placed += 1;
                 continue;
             }
@@ -370,13 +347,9 @@ pub fn generate_masked(
                 continue;
             }
             fresh.clear();
-            ids[pos] = tok;
-            props.accept(pos);
+            let filled = constraint.accept(pos - p, tok).into_iter().map(|q| q + p);
+            place(&mut ids, &mut props, pos, tok, filled);
             placed += 1;
-            for q in constraint.accept(pos - p, tok) {
-                ids[q + p] = tok;
-                props.accept(q + p);
-            }
         }
         let s = constraint.stats();
         let spent = s.mask_time + s.check_time - check_before;

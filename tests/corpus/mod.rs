@@ -4,7 +4,7 @@
 
 #![allow(dead_code)]
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read};
 
 use flate2::read::GzDecoder;
 use lacuna::canvas::HoleyText;
@@ -156,4 +156,40 @@ impl Rng {
     pub fn below(&mut self, n: usize) -> usize {
         (self.next() % n as u64) as usize
     }
+}
+
+/// One HumanEval-X C++ task (`tests/data/humaneval_cpp.jsonl.gz`), with the fields the tests
+/// use.
+pub struct Task {
+    pub id: String,
+    pub prompt: String,
+    pub declaration: String,
+    pub solution: String,
+    pub test: String,
+}
+
+/// The 164 HumanEval-X C++ tasks, in order.
+pub fn humaneval_cpp() -> Vec<Task> {
+    let gz = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/humaneval_cpp.jsonl.gz"
+    ))
+    .unwrap();
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(&gz[..])
+        .read_to_string(&mut text)
+        .unwrap();
+    text.lines()
+        .map(|line| {
+            let v: serde_json::Value = serde_json::from_str(line).unwrap();
+            let field = |k: &str| v[k].as_str().unwrap().to_string();
+            Task {
+                id: field("task_id"),
+                prompt: field("prompt"),
+                declaration: field("declaration"),
+                solution: field("canonical_solution"),
+                test: field("test"),
+            }
+        })
+        .collect()
 }
