@@ -13,7 +13,7 @@
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use hashbrown::HashMap;
-use lacuna::canvas::{parse_canvas_line, Canvas};
+use lacuna::canvas::{parse_canvas_line, Canvas, Cell};
 use lacuna::checker::Checker;
 
 #[path = "../tests/common/walks.rs"]

@@ -6,7 +6,7 @@
 
 use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion};
 use lacuna::grammar::{lark, spec, Grammar, NormalGrammar, Pattern, TerminalId};
-use lacuna::intersect::{Edge, LexemeDfa, Searcher, Verdict, DEFAULT_BUDGET};
+use lacuna::internals::{Edge, LexemeDfa, Searcher, Verdict, DEFAULT_BUDGET};
 
 fn grammar_benches(c: &mut Criterion) {
     for &(name, text) in spec::SHIPPED {

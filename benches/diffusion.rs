@@ -59,7 +59,7 @@ fn small_llada() -> diffusion::LLaDA {
     }
     let params: usize = t.values().map(|x| x.elem_count()).sum();
     eprintln!("small LLaDA: {params} parameters");
-    let w = diffusion::checkpoint::Weights::from_tensors(t, DType::F32, &dev, Path::new("small"));
+    let w = diffusion::Weights::from_tensors(t, DType::F32, &dev, Path::new("small"));
     diffusion::LLaDA::new(&cfg, &w).unwrap()
 }
 

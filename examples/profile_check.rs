@@ -10,8 +10,8 @@ use std::time::Instant;
 use lacuna::canvas::parse_canvas_line;
 use lacuna::checker::Checker;
 use lacuna::grammar::{spec, NormalGrammar};
-use lacuna::holey::{HoleyLexer, LexLimits};
-use lacuna::intersect::{Searcher, DEFAULT_BUDGET};
+use lacuna::internals::{HoleyLexer, LexLimits};
+use lacuna::internals::{Searcher, DEFAULT_BUDGET};
 
 struct Parts {
     checker: Checker,

@@ -4,8 +4,8 @@
 use std::time::Instant;
 
 use lacuna::checker::Checker;
-use lacuna::grammar::normalize::GrammarSize;
 use lacuna::grammar::schema::{compile, SchemaOptions};
+use lacuna::grammar::GrammarSize;
 use lacuna::grammar::NormalGrammar;
 
 fn main() {

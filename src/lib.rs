@@ -1,3 +1,4 @@
+#![warn(missing_docs)]
 //! lacuna: grammar-constrained decoding for diffusion and infilling language models.
 //!
 //! See `DESIGN.md` for the data flow: a grammar is normalized once ([`grammar`]); a canvas
@@ -6,12 +7,27 @@
 
 pub mod canvas;
 pub mod checker;
+#[cfg(feature = "cli")]
 pub mod cli;
-pub mod complete;
+mod complete;
+pub mod deadline;
+#[cfg(feature = "models")]
 pub mod diffusion;
 pub mod grammar;
-pub mod holey;
-pub mod intersect;
-pub mod lexicon;
+mod holey;
+mod intersect;
+mod lexicon;
+#[cfg(test)]
+mod tests;
+#[cfg(feature = "models")]
 pub mod train;
 pub mod vocab;
+
+/// Not a stable API: the emptiness search on lexeme automata, exposed only for lacuna's own
+/// micro-benchmarks (`cargo bench --features internals --bench core`).
+#[cfg(feature = "internals")]
+#[doc(hidden)]
+pub mod internals {
+    pub use crate::holey::{HoleyLexer, LexLimits};
+    pub use crate::intersect::{Edge, LexemeDfa, Searcher, Verdict, DEFAULT_BUDGET};
+}

@@ -53,17 +53,38 @@ pub enum TokenKind {
 /// Why a vocabulary could not be read.
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
 pub enum VocabError {
+    /// The document is not JSON, or lacks the parts of a `tokenizer.json` that are read.
     #[error("{source_name}: not a tokenizer.json: {reason}")]
-    NotATokenizer { source_name: String, reason: String },
+    NotATokenizer {
+        /// The name the caller gave the document (usually its path).
+        source_name: String,
+        /// What is missing or malformed.
+        reason: String,
+    },
+    /// None of the end-of-output names is a token of the vocabulary.
     #[error("{source_name}: no end-of-output token (looked for {looked_for}); name one")]
     NoEos {
+        /// The name the caller gave the document.
         source_name: String,
+        /// The names looked for, comma-separated.
         looked_for: String,
     },
+    /// The largest id is [`MAX_VOCAB`] or more.
     #[error("{source_name}: the vocabulary has {size} ids; at most {MAX_VOCAB} are supported")]
-    TooLarge { source_name: String, size: usize },
+    TooLarge {
+        /// The name the caller gave the document.
+        source_name: String,
+        /// The vocabulary's size: one past its largest id.
+        size: usize,
+    },
+    /// Two tokens of `model.vocab` share an id.
     #[error("{source_name}: token id {id} appears twice")]
-    DuplicateId { source_name: String, id: u64 },
+    DuplicateId {
+        /// The name the caller gave the document.
+        source_name: String,
+        /// The shared id.
+        id: u64,
+    },
 }
 
 /// Every id's bytes and kind. See the [module docs](self).
@@ -240,6 +261,7 @@ impl Vocabulary {
         self.bytes.len()
     }
 
+    /// Whether the vocabulary has no ids.
     pub fn is_empty(&self) -> bool {
         self.bytes.is_empty()
     }
@@ -295,12 +317,14 @@ impl TokenMask {
         }
     }
 
+    /// Adds `id`; ids outside the vocabulary are ignored.
     pub fn insert(&mut self, id: TokenId) {
         if (id as usize) < self.len {
             self.words[id as usize / 32] |= 1 << (id % 32);
         }
     }
 
+    /// Whether `id` is in the set (never for ids outside the vocabulary).
     pub fn contains(&self, id: TokenId) -> bool {
         (id as usize) < self.len && self.words[id as usize / 32] & (1 << (id % 32)) != 0
     }
@@ -310,6 +334,7 @@ impl TokenMask {
         self.words.iter().map(|w| w.count_ones() as usize).sum()
     }
 
+    /// Whether the set has no ids.
     pub fn is_empty(&self) -> bool {
         self.words.iter().all(|&w| w == 0)
     }

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use lacuna::diffusion::tokens::byte_to_char;
+use lacuna::diffusion::byte_to_char;
 
 /// A byte-level BPE tokenizer.json: ids < 256 are bytes, 300 `<|endoftext|>`, 310
 /// `<|mdm_mask|>`, other ids two-byte tokens.

@@ -2,8 +2,8 @@
 //! arithmetic, rejection and EOS handling, and seeded reproducibility.
 
 use candle_core::{Device, Tensor};
-use lacuna::diffusion::rng::Rng;
 use lacuna::diffusion::sampler::StepPlan;
+use lacuna::diffusion::Rng;
 use lacuna::diffusion::{
     generate, DreamAlg, DreamSampler, Family, GenerateOptions, LLaDASampler, Model, Remasking,
     Sampler, TokenTable,

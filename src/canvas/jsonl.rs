@@ -13,23 +13,36 @@ use super::{Canvas, Cell};
 pub struct CanvasLine {
     /// The line's `id`, echoed in its verdict (`null` when absent).
     pub id: Value,
+    /// The line's `grammar` spec (see [`crate::grammar::spec`]), which wins over the run's
+    /// default; `None` when absent or `null`.
     pub grammar: Option<String>,
+    /// The cells of the `canvas` array.
     pub canvas: Canvas,
 }
 
 /// What is wrong with a canvas line.
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
 pub enum CanvasLineError {
+    /// The line is not JSON; holds the parser's message.
     #[error("not valid JSON: {0}")]
     Json(String),
+    /// The line is JSON but not an object.
     #[error("expected a JSON object with a `canvas` array")]
     NotAnObject,
+    /// The object has no `canvas` array (or `canvas` is not an array).
     #[error("missing field `canvas`")]
     MissingCanvas,
+    /// `grammar` is present and neither a string nor `null`.
     #[error("field `grammar` must be a string")]
     GrammarNotString,
+    /// An element of `canvas` is none of the accepted cell forms.
     #[error("canvas[{index}]: {message}")]
-    BadCell { index: usize, message: String },
+    BadCell {
+        /// The element's index in the `canvas` array.
+        index: usize,
+        /// What is wrong with it.
+        message: String,
+    },
 }
 
 /// Parses one line of the canvas format.

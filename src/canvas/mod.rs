@@ -26,6 +26,7 @@ pub enum Cell {
 /// A canvas: the cells of a model's output, in order.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Canvas {
+    /// One cell per position, left to right; cells after the first [`Cell::Eos`] are ignored.
     pub cells: Vec<Cell>,
 }
 
@@ -34,6 +35,7 @@ pub struct Canvas {
 /// separates).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct HoleyText {
+    /// The fixed text between holes, as bytes; never empty (a text with no holes has one chunk).
     pub chunks: Vec<Vec<u8>>,
 }
 
@@ -50,6 +52,7 @@ pub enum HoleKind {
 }
 
 impl HoleyText {
+    /// Number of holes: one fewer than the chunks.
     pub fn num_holes(&self) -> usize {
         self.chunks.len() - 1
     }
@@ -63,6 +66,7 @@ impl HoleyText {
 }
 
 impl Canvas {
+    /// A canvas of the given cells.
     pub fn new(cells: Vec<Cell>) -> Self {
         Canvas { cells }
     }

@@ -16,7 +16,11 @@ use crate::vocab::{TokenId, Vocabulary};
 pub struct ParsedTokenLine {
     /// The line's `id`, echoed in its answer (`null` when absent).
     pub id: Value,
+    /// The line's `grammar` spec (see [`crate::grammar::spec`]), which wins over the run's
+    /// default; `None` when absent or `null`.
     pub grammar: Option<String>,
+    /// The ids of the `tokens` array; not yet checked against a vocabulary (see
+    /// [`ParsedTokenLine::check_ids`]).
     pub canvas: TokenCanvas,
 }
 
@@ -25,31 +29,54 @@ pub struct ParsedTokenLine {
 #[derive(Debug, Error, Clone, PartialEq)]
 #[error("{kind}")]
 pub struct TokenLineError {
+    /// The line's `id`, for echoing in its answer; `null` when absent or the JSON was unreadable.
     pub id: Value,
+    /// What is wrong.
     pub kind: TokenLineErrorKind,
 }
 
 /// The problems a token-canvas line may have.
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
 pub enum TokenLineErrorKind {
+    /// The line is not JSON; holds the parser's message.
     #[error("not valid JSON: {0}")]
     Json(String),
+    /// The line is JSON but not an object.
     #[error("expected a JSON object with a `tokens` array")]
     NotAnObject,
+    /// The object has no `tokens` field.
     #[error("missing field `tokens` (an array of token ids and nulls)")]
     MissingTokens,
+    /// `tokens` is not an array; holds the value found, abbreviated.
     #[error("field `tokens` must be an array of token ids and nulls, found {0}")]
     TokensNotArray(String),
+    /// `grammar` is present and neither a string nor `null`.
     #[error("field `grammar` must be a string")]
     GrammarNotString,
+    /// An element of `tokens` is neither `null` nor an integer that fits a [`TokenId`].
     #[error("tokens[{index}]: expected a token id (an integer from 0 to {max}) or null, found {found}", max = TokenId::MAX)]
-    BadElement { index: usize, found: String },
+    BadElement {
+        /// The element's index in `tokens`.
+        index: usize,
+        /// The element as JSON, abbreviated.
+        found: String,
+    },
+    /// `tokens` has more elements than the caller's limit (checked before reading them).
     #[error("the canvas has {len} positions, more than the limit of {max} (--max-positions)")]
-    TooLong { len: usize, max: usize },
+    TooLong {
+        /// The number of elements in `tokens`.
+        len: usize,
+        /// The limit passed to [`parse_token_canvas_line_limited`].
+        max: usize,
+    },
+    /// An id is not in the vocabulary (from [`ParsedTokenLine::check_ids`]).
     #[error("tokens[{index}]: token id {id} is outside the vocabulary ({vocab_len} ids)")]
     IdOutOfRange {
+        /// The element's index in `tokens`.
         index: usize,
+        /// The id found there.
         id: TokenId,
+        /// The vocabulary's size: valid ids are below it.
         vocab_len: usize,
     },
 }

@@ -34,10 +34,12 @@ pub const EXACT_RUN: usize = 2;
 /// A canvas of vocabulary ids: `Some(id)` is a placed token, `None` a masked position.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct TokenCanvas {
+    /// One cell per position, left to right.
     pub cells: Vec<Option<TokenId>>,
 }
 
 impl TokenCanvas {
+    /// A canvas of the given cells.
     pub fn new(cells: Vec<Option<TokenId>>) -> Self {
         TokenCanvas { cells }
     }
@@ -49,10 +51,12 @@ impl TokenCanvas {
         }
     }
 
+    /// Number of positions, masked or not.
     pub fn len(&self) -> usize {
         self.cells.len()
     }
 
+    /// Whether the canvas has no positions.
     pub fn is_empty(&self) -> bool {
         self.cells.is_empty()
     }
@@ -85,28 +89,47 @@ impl TokenCanvas {
 /// What is wrong with a token canvas or a question about it.
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
 pub enum TokenCanvasError {
+    /// A placed id is not in the vocabulary.
     #[error("position {position}: token id {id} is outside the vocabulary ({vocab_len} ids)")]
     IdOutOfRange {
+        /// The cell's position.
         position: usize,
+        /// The id found there.
         id: TokenId,
+        /// The vocabulary's size: valid ids are below it.
         vocab_len: usize,
     },
+    /// A question named a position past the canvas's end.
     #[error("position {position} is past the canvas's end ({len} positions)")]
-    PositionOutOfRange { position: usize, len: usize },
+    PositionOutOfRange {
+        /// The position asked about.
+        position: usize,
+        /// The canvas's length in positions.
+        len: usize,
+    },
+    /// A question that needs a masked position (a mask over the vocabulary) named a placed one.
     #[error("position {position} is not masked (it holds token {id})")]
-    NotMasked { position: usize, id: TokenId },
+    NotMasked {
+        /// The position asked about.
+        position: usize,
+        /// The token placed there.
+        id: TokenId,
+    },
+    /// The checker was built without a vocabulary, so it cannot read token ids.
     #[error("the checker has no vocabulary: build it with one for token canvases")]
     NoVocabulary,
 }
 
 /// A token canvas read as text with holes.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum TokenReading {
+pub(crate) enum TokenReading {
     /// The text, what fills each hole, and (if one was asked for) the hole that is the open
     /// position.
     Text {
         text: HoleyText,
+        /// One per hole of `text`, in order.
         kinds: Vec<HoleKind>,
+        /// The index among `text`'s holes of the open position's hole.
         open_hole: Option<usize>,
     },
     /// No filling is valid, for the reason given.
@@ -116,7 +139,7 @@ pub enum TokenReading {
 /// Reads `canvas` over `vocab`. With `open = Some(p)`, masked position `p` is read as a hole
 /// of exactly one text token of its own (for a position's mask: every token there is read
 /// against the same neighbours), and the reading says which hole it is.
-pub fn read_tokens(
+pub(crate) fn read_tokens(
     canvas: &TokenCanvas,
     vocab: &Vocabulary,
     open: Option<usize>,

@@ -15,12 +15,14 @@ use thiserror::Error;
 
 use crate::canvas::{Canvas, HoleyText};
 use crate::complete::realize;
+use crate::deadline::Deadline;
 use crate::grammar::{spec, Grammar, GrammarError, NormalGrammar, TerminalId};
-use crate::holey::{HoleyLexer, LexLimits};
+use crate::holey::HoleyLexer;
 use crate::intersect::{Edge, LexemeDfa, Searcher, Verdict, DEFAULT_BUDGET};
 use crate::lexicon::{Lexeme, LexiconError};
 use crate::vocab::Vocabulary;
 
+pub use crate::holey::LexLimits;
 pub use tokens::Allowed;
 
 /// The answer for one canvas.
@@ -90,6 +92,22 @@ impl Default for Budgets {
     }
 }
 
+/// What a [`Checker`] keeps between calls ([`Checker::cache_stats`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CacheStats {
+    /// Lexer configurations interned; the tables are emptied before a canvas once this or
+    /// `hole_sets` passes half of [`LexLimits::max_configs`].
+    pub configs: usize,
+    /// Sets of configurations a hole may be entered from, interned.
+    pub hole_sets: usize,
+    /// Results kept by chunk text (at most 24,576 entries).
+    pub chunk_entries: usize,
+    /// Bytes of chunk text their keys hold (at most 64 MiB).
+    pub chunk_bytes: usize,
+    /// Times the tables were emptied because they were crowded.
+    pub evictions: u64,
+}
+
 /// Checks canvases against one grammar. See the [module docs](self).
 pub struct Checker {
     grammar: Grammar,
@@ -97,6 +115,21 @@ pub struct Checker {
     lexer: HoleyLexer,
     searcher: Searcher,
     budgets: Budgets,
+    deadline: Deadline,
+    evictions: u64,
+}
+
+impl std::fmt::Debug for Checker {
+    /// The grammar's size and the caches' (the tables themselves are large and opaque).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Checker")
+            .field("terminals", &self.grammar.terminals().len())
+            .field("nonterminals", &self.grammar.nonterminals().len())
+            .field("budgets", &self.budgets)
+            .field("deadline", &self.deadline)
+            .field("caches", &self.cache_stats())
+            .finish_non_exhaustive()
+    }
 }
 
 impl Checker {
@@ -113,6 +146,8 @@ impl Checker {
             lexer,
             searcher: Searcher::new(),
             budgets,
+            deadline: Deadline::never(),
+            evictions: 0,
         };
         // A canvas that is one hole builds the hole set of everything the lexer can reach and
         // its moves, which every later hole starts from: built here, with the grammar, so
@@ -151,6 +186,7 @@ impl Checker {
     /// [`Checker::check`] on text with holes.
     pub fn check_text(&mut self, text: &HoleyText) -> Check {
         let t0 = Instant::now();
+        self.evict_if_crowded();
         let (verdict, dfa_states) = match self.lexer.automaton(text) {
             Err(_) => (CheckVerdict::Unknown, 0),
             Ok(dfa) => (self.search(&dfa, false), dfa.num_states()),
@@ -167,6 +203,39 @@ impl Checker {
     /// measure checks of unseen canvases); what it knows of its grammar stays.
     pub fn forget_chunks(&mut self) {
         self.lexer.forget_chunks();
+    }
+
+    /// Every later call answers `unknown` (a completion: [`CompletionError::Budget`]; a mask:
+    /// the undecided ids as unknown) once `deadline` expires, until another is set. A caller
+    /// that serves requests sets one per request; another thread may cancel it through the
+    /// deadline's flag.
+    pub fn set_deadline(&mut self, deadline: Deadline) {
+        self.lexer.set_deadline(deadline.clone());
+        self.searcher.set_deadline(deadline.clone());
+        self.deadline = deadline;
+    }
+
+    /// Empties the lexer's tables when they are crowded (see [`CacheStats`]), so that a
+    /// long-lived checker fed an endless stream of distinct canvases keeps answering instead of
+    /// filling its tables and turning `unknown`. Called at the start of each public check.
+    fn evict_if_crowded(&mut self) {
+        if self.lexer.evict_if_crowded() {
+            self.evictions += 1;
+        }
+    }
+
+    /// What the checker keeps between calls: it is bounded (the lexer's tables by
+    /// [`LexLimits::max_configs`], its caches by chunk text by entries and bytes) and emptied
+    /// when full, never latched.
+    pub fn cache_stats(&self) -> CacheStats {
+        let sizes = self.lexer.cache_sizes();
+        CacheStats {
+            configs: sizes.configs,
+            hole_sets: sizes.hole_sets,
+            chunk_entries: sizes.chunk_entries,
+            chunk_bytes: sizes.chunk_bytes,
+            evictions: self.evictions,
+        }
     }
 
     /// Whether a complete text is a word of the grammar.
@@ -198,6 +267,7 @@ impl Checker {
 
     /// [`Checker::complete`] on text with holes.
     pub fn complete_text(&mut self, text: &HoleyText) -> Result<Option<Vec<u8>>, CompletionError> {
+        self.evict_if_crowded();
         let dfa = self
             .lexer
             .automaton(text)
@@ -213,9 +283,16 @@ impl Checker {
             .expect("a completable search leaves a witness");
         let lexemes = witness.lexemes(&dfa);
         let (lx, table) = self.lexer.parts();
-        let fillers = realize(lx, table, text, &lexemes, self.budgets.completion_nodes)
-            .map_err(|_| CompletionError::Budget)?
-            .ok_or(CompletionError::Budget)?;
+        let fillers = realize(
+            lx,
+            table,
+            text,
+            &lexemes,
+            self.budgets.completion_nodes,
+            &self.deadline,
+        )
+        .map_err(|_| CompletionError::Budget)?
+        .ok_or(CompletionError::Budget)?;
         let mut out = Vec::new();
         for (i, chunk) in text.chunks.iter().enumerate() {
             out.extend_from_slice(chunk);

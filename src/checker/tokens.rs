@@ -67,6 +67,13 @@ impl Checker {
     /// the end of the output, where it may end), so that the output is a word of the grammar.
     /// See [`crate::canvas::tokens`] for the semantics.
     pub fn check_tokens(&mut self, canvas: &TokenCanvas) -> Result<Check, TokenCanvasError> {
+        self.evict_if_crowded();
+        self.check_tokens_in_place(canvas)
+    }
+
+    /// [`Checker::check_tokens`] without the eviction, for checks made while the lexer's ids
+    /// (entry sets) are held.
+    fn check_tokens_in_place(&mut self, canvas: &TokenCanvas) -> Result<Check, TokenCanvasError> {
         let t0 = Instant::now();
         let vocab = self.vocab()?;
         let reading = read_tokens(canvas, &vocab, None)?;
@@ -129,6 +136,7 @@ impl Checker {
         position: usize,
     ) -> Result<Allowed, TokenCanvasError> {
         let t0 = Instant::now();
+        self.evict_if_crowded();
         let vocab = self.vocab()?;
         match canvas.cells.get(position) {
             None => {
@@ -156,7 +164,9 @@ impl Checker {
             .any(|&id| vocab.kind(id) == Some(TokenKind::Text));
         if let (false, Some(eos)) = (text_after, vocab.eos_ids().next()) {
             out.checks += 1;
-            let verdict = self.check_tokens(&canvas.with(position, eos))?.verdict;
+            let verdict = self
+                .check_tokens_in_place(&canvas.with(position, eos))?
+                .verdict;
             self.tally(&mut out, verdict, vocab.eos_ids());
         }
         if let TokenReading::Text {
@@ -252,6 +262,7 @@ impl Checker {
             if out.checks > self.budgets.mask_checks
                 || work > self.budgets.search * self.budgets.mask_work_factor
                 || self.budgets.mask_deadline.is_some_and(|d| t0.elapsed() > d)
+                || self.deadline.expired()
             {
                 out.unknown += tokens.len();
                 continue;
@@ -261,7 +272,7 @@ impl Checker {
             // would count as unknown, never as a guess.
             let one = canvas.with(position, tokens[0]);
             let verdict = self
-                .check_tokens(&one)
+                .check_tokens_in_place(&one)
                 .map_or(CheckVerdict::Unknown, |c| c.verdict);
             work += self.searcher.stats().work;
             self.tally(out, verdict, tokens.iter().copied());

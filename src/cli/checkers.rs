@@ -2,8 +2,10 @@
 //!
 //! A run builds one checker per grammar spec on first use and keeps it (its caches serve every
 //! later line); a spec that fails to load is remembered with its message, so later lines naming
-//! it fail at once instead of compiling it again. The vocabulary is read once per run and
-//! shared by every checker.
+//! it fail at once instead of compiling it again. At most [`MAX_CHECKERS`] specs are kept, the
+//! least recently used dropped first, so a stream of lines naming ever new specs (or one file by
+//! ever new spellings) runs in bounded memory. The vocabulary is read once per run and shared by
+//! every checker.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::sync::Arc;
@@ -42,11 +44,16 @@ pub fn load_vocabulary(path: &str, eos: &[String]) -> Result<Arc<Vocabulary>, St
     }
 }
 
+/// Grammar specs whose checker (or failure) a run keeps.
+pub const MAX_CHECKERS: usize = 16;
+
 /// The checkers of one run, by grammar spec. See the [module docs](self).
 pub struct Checkers {
     options: SchemaOptions,
     vocab: Option<Arc<Vocabulary>>,
-    by_spec: HashMap<String, Result<Checker, String>>,
+    /// Each spec's checker or failure, with when it was last used (a count of lookups).
+    by_spec: HashMap<String, (Result<Checker, String>, u64)>,
+    lookups: u64,
 }
 
 impl Checkers {
@@ -57,19 +64,38 @@ impl Checkers {
             options: SchemaOptions::lenient(lenient),
             vocab,
             by_spec: HashMap::new(),
+            lookups: 0,
         }
     }
 
-    /// The checker of `spec`, built on first use; the error it failed with, every time.
+    /// The checker of `spec`, built on first use; the error it failed with, every time (while
+    /// the spec is kept).
     pub fn get(&mut self, spec: &str) -> Result<&mut Checker, String> {
+        self.lookups += 1;
         if !self.by_spec.contains_key(spec) {
+            if self.by_spec.len() >= MAX_CHECKERS {
+                let oldest = self
+                    .by_spec
+                    .iter()
+                    .min_by_key(|(_, (_, used))| *used)
+                    .map(|(k, _)| k.clone())
+                    .expect("the map is full");
+                self.by_spec.remove(&oldest);
+            }
             let built = self.build(spec);
-            self.by_spec.insert(spec.to_string(), built);
+            self.by_spec.insert(spec.to_string(), (built, 0));
         }
-        match self.by_spec.get_mut(spec).expect("inserted above") {
+        let (built, used) = self.by_spec.get_mut(spec).expect("inserted above");
+        *used = self.lookups;
+        match built {
             Ok(checker) => Ok(checker),
             Err(e) => Err(e.clone()),
         }
+    }
+
+    /// How many specs are kept now.
+    pub fn len(&self) -> usize {
+        self.by_spec.len()
     }
 
     fn build(&self, spec_text: &str) -> Result<Checker, String> {
@@ -140,4 +166,32 @@ pub fn answer_lines(
 /// A line as text; a line that is not UTF-8 gets an error without an id.
 pub fn utf8(line: &[u8]) -> Result<&str, (Value, String)> {
     std::str::from_utf8(line).map_err(|e| (Value::Null, format!("invalid UTF-8: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_keeps_at_most_max_checkers_specs_the_most_recent_ones() {
+        let dir = std::env::temp_dir().join(format!("lacuna-checkers-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("g.lark");
+        std::fs::write(&file, "start: \"a\"+\n").unwrap();
+        let mut checkers = Checkers::new(false, None);
+        // One file by ever new spellings: `dir/./g.lark`, `dir/././g.lark`, ...
+        let spelling = |k: usize| format!("{}/{}g.lark", dir.display(), "./".repeat(k));
+        for k in 0..3 * MAX_CHECKERS {
+            assert!(checkers.get(&spelling(k)).unwrap().accepts(b"aaa"));
+            assert!(checkers.get("json").is_ok());
+            assert!(checkers.len() <= MAX_CHECKERS);
+        }
+        // `json`, used on every line, was never the least recently used.
+        assert!(checkers.by_spec.contains_key("json"));
+        let missing = format!("{}/missing.lark", dir.display());
+        let first = checkers.get(&missing).unwrap_err();
+        assert!(first.contains("missing.lark"), "{first}");
+        assert_eq!(checkers.get(&missing).unwrap_err(), first);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

@@ -7,6 +7,7 @@
 //! printable ASCII). One exists whenever the witness came from the canvas's lexeme DFA, since
 //! that DFA accepts exactly the lexings of the fillings.
 
+use crate::deadline::{Deadline, Poll};
 use std::collections::VecDeque;
 
 use hashbrown::HashMap;
@@ -41,7 +42,9 @@ pub fn realize(
     text: &HoleyText,
     witness: &[TerminalId],
     max_nodes: usize,
+    deadline: &Deadline,
 ) -> Result<Option<Vec<Vec<u8>>>, TooLarge> {
+    let mut poll = Poll::new(deadline);
     let classes = readable_classes(lx);
     let last = text.chunks.len() as u32 - 1;
     let start = Node {
@@ -57,7 +60,7 @@ pub fn realize(
         if parent[&node].0 < cost {
             continue;
         }
-        if parent.len() > max_nodes {
+        if parent.len() > max_nodes || poll.expired() {
             return Ok(None);
         }
         let mut free: Vec<Node> = Vec::new();

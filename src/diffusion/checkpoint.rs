@@ -3,6 +3,7 @@
 //! the compute dtype on load. Errors name the file and the field or tensor at fault.
 
 use std::collections::{BTreeSet, HashMap};
+use std::fmt;
 use std::path::{Path, PathBuf};
 
 use candle_core::{DType, Device, Shape, Tensor};
@@ -132,6 +133,8 @@ pub fn weight_files(dir: &Path) -> Result<Vec<PathBuf>> {
 
 /// Loads tensors by name from a checkpoint, converting them to the compute dtype; errors name
 /// the checkpoint folder and the full tensor name.
+///
+/// `Debug` shows the folder, prefix, dtype and device, not the tensors.
 #[derive(Clone)]
 pub struct Weights {
     vb: VarBuilder<'static>,
@@ -242,7 +245,13 @@ impl Weights {
     }
 
     /// A linear layer `[out, in]`, with a bias `[out]` if `bias`.
-    pub fn linear(&self, d_in: usize, d_out: usize, bias: bool, name: &str) -> Result<Linear> {
+    pub(crate) fn linear(
+        &self,
+        d_in: usize,
+        d_out: usize,
+        bias: bool,
+        name: &str,
+    ) -> Result<Linear> {
         let w = self.pp(name);
         let weight = w.get((d_out, d_in), "weight")?;
         let bias = if bias {
@@ -261,6 +270,17 @@ impl Weights {
     /// The device tensors are loaded to.
     pub fn device(&self) -> &Device {
         self.vb.device()
+    }
+}
+
+impl fmt::Debug for Weights {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Weights")
+            .field("dir", &self.dir)
+            .field("prefix", &self.prefix)
+            .field("dtype", &self.dtype())
+            .field("device", &self.device().location())
+            .finish_non_exhaustive()
     }
 }
 

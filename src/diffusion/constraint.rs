@@ -1,37 +1,7 @@
-//! The library face of constrained decoding for any sampler: a [`Constraint`] holds the canvas
-//! of one generation and answers, for a proposed (position, token), whether the canvas stays
-//! completable under the grammar; accepted tokens are placed one after another, so every check
-//! sees the earlier ones. An accepted EOS ends the output: every later position becomes EOS.
-//!
-//! ```
-//! use lacuna::checker::Checker;
-//! use lacuna::diffusion::{Constraint, TokenTable};
-//! use lacuna::grammar::lark;
-//!
-//! // A grammar, and a toy vocabulary: ids 0..=255 are single bytes, 256 is EOS.
-//! let grammar = lark::parse("start: \"[\" [D (\",\" D)*] \"]\"\nD: /[0-9]+/", "list.lark").unwrap();
-//! let mut checker = Checker::new(grammar).unwrap();
-//! let mut bytes: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
-//! bytes.push(Vec::new());
-//! let table = TokenTable::new(bytes, &[256]);
-//!
-//! // Four positions, all masked. Some sampler proposes tokens in its own order.
-//! let mut c = Constraint::new(&mut checker, &table, 4);
-//! assert!(c.check(0, b'[' as u32));
-//! c.accept(0, b'[' as u32);
-//! assert!(!c.check(1, b'x' as u32)); // no word of the grammar has `[x`
-//! assert!(c.check(2, b']' as u32));
-//! c.accept(2, b']' as u32);
-//! assert!(!c.check(1, b',' as u32)); // `[,]` cannot be completed
-//! assert!(c.check(3, 256)); // EOS: the output may end after `]`
-//! c.accept(3, 256);
-//! // A sampler that gives up asks for a completion of what it has.
-//! let text = c.completion().unwrap();
-//! assert!(text == b"[]" || (text.starts_with(b"[") && text.ends_with(b"]")));
-//! assert_eq!(c.stats().checks, 5);
-//! assert_eq!(c.stats().rejections, 2);
-//! ```
+//! Constrained decoding for any sampler by checking proposed tokens: [`Constraint`], and the
+//! [`TokenTable`] that turns ids into canvas cells.
 
+use std::fmt;
 use std::time::{Duration, Instant};
 
 use crate::canvas::{Canvas, Cell};
@@ -65,6 +35,7 @@ impl TokenTable {
         TokenTable::new(tokens.all_bytes().to_vec(), eos_ids)
     }
 
+    /// Whether `id` ends the output (never for ids outside the table).
     pub fn is_eos(&self, id: u32) -> bool {
         self.eos.get(id as usize).copied().unwrap_or(false)
     }
@@ -97,10 +68,12 @@ impl TokenTable {
         out
     }
 
+    /// Number of ids in the table.
     pub fn len(&self) -> usize {
         self.bytes.len()
     }
 
+    /// Whether the table has no ids.
     pub fn is_empty(&self) -> bool {
         self.bytes.is_empty()
     }
@@ -122,14 +95,51 @@ pub(crate) fn completed(
 /// What a constraint did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ConstraintStats {
+    /// Calls of [`Constraint::check`] that ran the checker (not those refused unchecked).
     pub checks: u64,
+    /// Checks that refused the token, `unknown` included.
     pub rejections: u64,
     /// Checks that ran out of budget (counted as rejections: never a guess).
     pub unknown: u64,
+    /// Wall time spent in the checker: checks and completions.
     pub checker_time: Duration,
 }
 
-/// A grammar constraint on one generation. See the [module docs](self).
+/// A grammar constraint on one generation, for any sampler: it holds the generation's canvas
+/// and answers, for a proposed (position, token), whether the canvas stays completable under
+/// the grammar; accepted tokens are placed one after another, so every check sees the earlier
+/// ones. An accepted EOS ends the output: every later position becomes EOS.
+///
+/// ```
+/// use lacuna::checker::Checker;
+/// use lacuna::diffusion::{Constraint, TokenTable};
+/// use lacuna::grammar::lark;
+///
+/// // A grammar, and a toy vocabulary: ids 0..=255 are single bytes, 256 is EOS.
+/// let grammar = lark::parse("start: \"[\" [D (\",\" D)*] \"]\"\nD: /[0-9]+/", "list.lark").unwrap();
+/// let mut checker = Checker::new(grammar).unwrap();
+/// let mut bytes: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
+/// bytes.push(Vec::new());
+/// let table = TokenTable::new(bytes, &[256]);
+///
+/// // Four positions, all masked. Some sampler proposes tokens in its own order.
+/// let mut c = Constraint::new(&mut checker, &table, 4);
+/// assert!(c.check(0, b'[' as u32));
+/// c.accept(0, b'[' as u32);
+/// assert!(!c.check(1, b'x' as u32)); // no word of the grammar has `[x`
+/// assert!(c.check(2, b']' as u32));
+/// c.accept(2, b']' as u32);
+/// assert!(!c.check(1, b',' as u32)); // `[,]` cannot be completed
+/// assert!(c.check(3, 256)); // EOS: the output may end after `]`
+/// c.accept(3, 256);
+/// // A sampler that gives up asks for a completion of what it has.
+/// let text = c.completion().unwrap();
+/// assert!(text == b"[]" || (text.starts_with(b"[") && text.ends_with(b"]")));
+/// assert_eq!(c.stats().checks, 5);
+/// assert_eq!(c.stats().rejections, 2);
+/// ```
+///
+/// `Debug` shows the canvas and statistics, not the checker or the token table.
 pub struct Constraint<'a> {
     checker: &'a mut Checker,
     table: &'a TokenTable,
@@ -213,11 +223,23 @@ impl<'a> Constraint<'a> {
         self.canvas.num_masks() == 0
     }
 
+    /// The canvas as it stands: accepted tokens and EOS, masks elsewhere.
     pub fn canvas(&self) -> &Canvas {
         &self.canvas
     }
 
+    /// What the constraint has done so far.
     pub fn stats(&self) -> ConstraintStats {
         self.stats
+    }
+}
+
+impl fmt::Debug for Constraint<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Constraint")
+            .field("canvas", &self.canvas)
+            .field("table_len", &self.table.len())
+            .field("stats", &self.stats)
+            .finish_non_exhaustive()
     }
 }

@@ -3,6 +3,7 @@
 //! on a fresh clone with no download. [`load_folder`] opens any checkpoint folder, giving the
 //! same [`LoadedModel`] either way.
 
+use std::fmt;
 use std::path::{Path, PathBuf};
 
 use candle_core::{DType, Device};
@@ -19,12 +20,30 @@ const TOKENIZER: &[u8] = include_bytes!("../../models/default/tokenizer.json");
 const CARD: &str = include_str!("../../models/default/lacuna.json");
 
 /// A model ready to generate: weights, tokenizer, and the task card if it has one.
+///
+/// `Debug` shows the model's family and sizes, not its weights.
 pub struct LoadedModel {
+    /// The mask predictor.
     pub model: Box<dyn Model>,
+    /// Its tokenizer; its mask id agrees with the model's.
     pub tokens: Tokens,
+    /// The tasks it was trained for (`lacuna.json` in the folder); `None` for a checkpoint
+    /// without one.
     pub card: Option<ModelCard>,
     /// Where it came from, for messages.
     pub source: PathBuf,
+}
+
+impl fmt::Debug for LoadedModel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LoadedModel")
+            .field("family", &self.model.family())
+            .field("vocab_size", &self.model.vocab_size())
+            .field("tokens", &self.tokens)
+            .field("card", &self.card)
+            .field("source", &self.source)
+            .finish()
+    }
 }
 
 /// The label of the embedded model in messages.

@@ -32,27 +32,43 @@ fn default_max_len() -> usize {
 /// Dream's `config.json`, in Qwen2's field names.
 #[derive(Clone, Debug, Deserialize)]
 pub struct Config {
+    /// Width of the residual stream (the model dimension).
     pub hidden_size: usize,
+    /// Width of the SwiGLU feed-forward layer.
     pub intermediate_size: usize,
+    /// Number of transformer layers.
     pub num_hidden_layers: usize,
+    /// Number of query heads; must divide `hidden_size` into an even head dimension.
     pub num_attention_heads: usize,
+    /// Number of key/value heads (grouped-query attention); `None` means one per query head.
     #[serde(default)]
     pub num_key_value_heads: Option<usize>,
+    /// Epsilon of every RMSNorm (default 1e-6).
     #[serde(default = "default_eps")]
     pub rms_norm_eps: f64,
+    /// Base of the rotary position embedding's frequencies (default 10 000).
     #[serde(default = "default_theta")]
     pub rope_theta: f64,
+    /// Qwen2's RoPE scaling; only `None` or `null` is accepted.
     #[serde(default)]
     pub rope_scaling: Option<serde_json::Value>,
+    /// Longest sequence the checkpoint was trained for, in tokens (default 32 768); the model
+    /// reports at most 4096 as [`Model::max_positions`].
     #[serde(default = "default_max_len")]
     pub max_position_embeddings: usize,
+    /// Rows of the embedding and output matrices: the width of the logits.
     pub vocab_size: usize,
+    /// Whether the output head reuses the embedding matrix (used only when the checkpoint has
+    /// no `lm_head.weight`).
     #[serde(default)]
     pub tie_word_embeddings: bool,
+    /// The mask token's id (default Dream's 151 666).
     #[serde(default = "default_mask")]
     pub mask_token_id: u32,
+    /// The end-of-sequence id (default Dream's 151 643).
     #[serde(default = "default_eos")]
     pub eos_token_id: u32,
+    /// The feed-forward activation; only `silu` (or absent) is accepted.
     #[serde(default)]
     pub hidden_act: Option<String>,
 }
@@ -100,10 +116,12 @@ impl Config {
         Ok(())
     }
 
+    /// Number of key/value heads, defaulted.
     pub fn kv_heads(&self) -> usize {
         self.num_key_value_heads.unwrap_or(self.num_attention_heads)
     }
 
+    /// Width of one attention head: `hidden_size / num_attention_heads`.
     pub fn head_dim(&self) -> usize {
         self.hidden_size / self.num_attention_heads
     }
@@ -185,6 +203,7 @@ impl Dream {
         Dream::new(&cfg, &Weights::open(dir, dtype, device)?)
     }
 
+    /// The config the model was built from.
     pub fn config(&self) -> &Config {
         &self.cfg
     }
@@ -216,11 +235,11 @@ impl Dream {
 }
 
 impl Model for Dream {
-    /// Shifted logits: `[l0, l0, l1, …, l(n-2)]` along the sequence.
     fn max_positions(&self) -> Option<usize> {
         Some(self.cfg.max_position_embeddings.clamp(1, 4096))
     }
 
+    /// Shifted logits: `[l0, l0, l1, …, l(n-2)]` along the sequence.
     fn forward(&self, input_ids: &Tensor) -> candle_core::Result<Tensor> {
         let logits = self.forward_unshifted(input_ids)?;
         let seq = logits.dim(1)?;

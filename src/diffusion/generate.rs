@@ -42,6 +42,8 @@ use super::Model;
 pub struct GenerateOptions {
     /// Number of generated positions after the prompt.
     pub gen_length: usize,
+    /// Seed of the generation's random draws (sampling, schedules): equal seeds, equal outputs
+    /// on the same device.
     pub seed: u64,
     /// Rejections after which a constrained generation is finished by completion.
     pub max_resamples: u64,
@@ -55,13 +57,15 @@ pub struct GenerateOptions {
     /// no mask precedes it. The text is the same; positions after the EOS stay masked in
     /// `ids`, and the forward passes the authors' schedule would still run are saved.
     pub stop_when_settled: bool,
-    /// Mask-guided generation ([`super::masked`]): masked positions it may insert where a
+    /// Mask-guided generation ([`generate_masked`](super::generate_masked)): masked positions it may insert where a
     /// position's mask came out empty (the model ran out of room to finish), so that the
     /// model, not the grammar's completion, writes the rest.
     pub max_extra_positions: usize,
 }
 
 impl GenerateOptions {
+    /// `gen_length` positions and `seed`, with the defaults: 100 resamples, 20 rejections per
+    /// position, no early stop, 64 extra positions.
     pub fn new(gen_length: usize, seed: u64) -> GenerateOptions {
         GenerateOptions {
             gen_length,
@@ -77,12 +81,20 @@ impl GenerateOptions {
 /// What one generation cost.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct GenerationStats {
+    /// Model runs (a step with classifier-free guidance runs one batch of two rows: one pass).
     pub forward_passes: u64,
+    /// Steps of the sampler's schedule taken.
     pub steps: u64,
+    /// Grammar checks of proposed tokens (mask-guided generation: rechecks of a step's later
+    /// pairs).
     pub checks: u64,
+    /// Of those, the tokens refused (mask-guided generation: redraws).
     pub rejections: u64,
+    /// Wall time in forward passes, logits rows copied out included.
     pub model_time: Duration,
+    /// Wall time in the checker: checks, masks and the final completion.
     pub checker_time: Duration,
+    /// Wall time in the sampler, checker time excluded.
     pub sampler_time: Duration,
     /// Whether the output was finished by the checker's completion (after `max_resamples`
     /// rejections, or with positions the schedule left masked).
@@ -96,11 +108,13 @@ pub struct GenerationStats {
     pub completion_bytes: usize,
     /// Masked positions inserted so that the model could finish (mask-guided generation).
     pub extra_positions: usize,
-    /// Mask-guided generation ([`super::masked`]): valid-token masks computed and their time,
-    /// ids left out of them for lack of budget, and masks that came out empty.
+    /// Mask-guided generation ([`generate_masked`](super::generate_masked)): valid-token masks computed (0 otherwise).
     pub masks: u64,
+    /// Wall time computing those masks (part of `checker_time`).
     pub mask_time: Duration,
+    /// Ids left out of masks because their check ran out of budget.
     pub unknown_ids: u64,
+    /// Masks that came out empty (their position was left masked).
     pub empty_masks: u64,
 }
 
@@ -111,6 +125,7 @@ pub struct Generation {
     pub ids: Vec<u32>,
     /// The output text: bytes up to the first EOS, or the completion if `stats.fallback`.
     pub text: Vec<u8>,
+    /// What the generation cost, and how it ended.
     pub stats: GenerationStats,
 }
 

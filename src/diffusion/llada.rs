@@ -35,44 +35,70 @@ fn default_max_len() -> usize {
 /// LLaDA's `config.json`, in LLaDA's field names.
 #[derive(Clone, Debug, Deserialize, Serialize)]
 pub struct Config {
+    /// Width of the residual stream (the model dimension).
     pub d_model: usize,
+    /// Number of transformer blocks.
     pub n_layers: usize,
+    /// Number of query heads; must divide `d_model` into an even head dimension.
     pub n_heads: usize,
+    /// Number of key/value heads (grouped-query attention); `None` means one per query head.
     #[serde(default)]
     pub n_kv_heads: Option<usize>,
+    /// Width of the SwiGLU feed-forward layer; `None` means `mlp_ratio * d_model`.
     #[serde(default)]
     pub mlp_hidden_size: Option<usize>,
+    /// Feed-forward width as a multiple of `d_model`, when `mlp_hidden_size` is absent
+    /// (default 4).
     #[serde(default = "default_ratio")]
     pub mlp_ratio: usize,
+    /// Epsilon of every RMSNorm (default 1e-5).
     #[serde(default = "default_eps")]
     pub rms_norm_eps: f64,
+    /// Base of the rotary position embedding's frequencies (default 10 000).
     #[serde(default = "default_theta")]
     pub rope_theta: f64,
+    /// Longest sequence the checkpoint was trained for, in tokens (default 4096); the model
+    /// reports at most 8192 as [`Model::max_positions`].
     #[serde(default = "default_max_len")]
     pub max_sequence_length: usize,
+    /// The vocabulary size: rows of the embedding and output matrices unless `embedding_size`
+    /// pads them.
     pub vocab_size: usize,
+    /// Rows of the embedding and output matrices when padded past `vocab_size` (see
+    /// [`Config::logits_size`]); `None` means `vocab_size`.
     #[serde(default)]
     pub embedding_size: Option<usize>,
+    /// Whether the output head reuses the embedding matrix.
     #[serde(default)]
     pub weight_tying: bool,
+    /// The mask token's id (default LLaDA's 126 336).
     #[serde(default = "default_mask")]
     pub mask_token_id: u32,
+    /// The end-of-sequence id (default LLaDA's 126 081).
     #[serde(default = "default_eos")]
     pub eos_token_id: u32,
+    /// Biases outside q/k/v; must be `false` (LLaDA has none).
     #[serde(default)]
     pub include_bias: bool,
+    /// Whether the q/k/v projections have biases (`None` means no).
     #[serde(default)]
     pub include_qkv_bias: Option<bool>,
+    /// The block architecture; only `llama` (or absent) is accepted.
     #[serde(default)]
     pub block_type: Option<String>,
+    /// The normalization; only `rms` (or absent) is accepted.
     #[serde(default)]
     pub layer_norm_type: Option<String>,
+    /// The feed-forward activation; only `silu`/`swiglu` (or absent) is accepted.
     #[serde(default)]
     pub activation_type: Option<String>,
+    /// ALiBi position biases; must be `false` (only rotary embeddings are supported).
     #[serde(default)]
     pub alibi: bool,
+    /// Rotary embeddings; `Some(false)` is refused, `None` means on.
     #[serde(default)]
     pub rope: Option<bool>,
+    /// Whether logits are divided by `sqrt(d_model)`.
     #[serde(default)]
     pub scale_logits: bool,
 }
@@ -133,14 +159,17 @@ impl Config {
         Ok(())
     }
 
+    /// Number of key/value heads, defaulted.
     pub fn kv_heads(&self) -> usize {
         self.n_kv_heads.unwrap_or(self.n_heads)
     }
 
+    /// Width of one attention head: `d_model / n_heads`.
     pub fn head_dim(&self) -> usize {
         self.d_model / self.n_heads
     }
 
+    /// Width of the feed-forward layer, defaulted.
     pub fn hidden(&self) -> usize {
         self.mlp_hidden_size
             .unwrap_or(self.mlp_ratio * self.d_model)
@@ -231,12 +260,13 @@ impl LLaDA {
         LLaDA::new(&cfg, &Weights::open(dir, dtype, device)?)
     }
 
+    /// The config the model was built from.
     pub fn config(&self) -> &Config {
         &self.cfg
     }
 
     /// Chooses fused kernels (inference) or differentiable ones (training).
-    pub fn set_kernels(&mut self, kernels: Kernels) {
+    pub(crate) fn set_kernels(&mut self, kernels: Kernels) {
         self.kernels = kernels;
     }
 

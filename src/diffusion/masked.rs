@@ -1,37 +1,7 @@
-//! Generation through valid-token masks: the grammar steers the model's own distribution, so
-//! the model writes the output and nothing is proposed only to be rejected.
-//!
-//! At each step, every candidate position of the output gets its exact mask from the checker
-//! ([`Checker::allowed`] on the token canvas of this generation), and its logits are set to
-//! −∞ outside it *before* the sampler computes anything: the confidence (LLaDA), the entropy or
-//! margin (Dream) and the token all come from the constrained, renormalized distribution.
-//! The step's `k` tokens are then placed best first. The masks were computed on the canvas
-//! before the step, so a pair after the first is checked again on the canvas that holds the
-//! earlier ones; if it is refused, its position's mask is computed again on that canvas and
-//! the position proposes its best token within it (a *redraw*).
-//!
-//! *Lazy* masks ([`MaskConstraint::lazy`]) trade that ordering for speed: positions are
-//! ranked by the model's unconstrained confidence, each proposed pair is checked (one check,
-//! not a mask), and a position's mask is computed only when its pair is refused; the position
-//! then proposes its best token within the mask. The tokens still come from the constrained
-//! distribution at their position (the best allowed token), only the order of positions does
-//! not see the masks.
-//!
-//! Ids whose mask check ran out of budget (`unknown`) are never proposed: never a guess. A
-//! position whose mask is empty cannot be filled on this canvas; it is left masked (counted
-//! in [`MaskStats::empty_masks`]). The token semantics read a long run of masks loosely (one
-//! token, then any text: see [`crate::canvas::tokens`]), so an output can run out of
-//! positions before the grammar lets it end (a JSON object whose required keys are not
-//! written yet, two positions before the end). When the schedule is over, the model finishes
-//! what is left: the model fills the masked positions one per forward pass, left to right,
-//! each with its best token under the position's mask; when no masked position can be filled
-//! (a run too short for what it must bridge: each of its positions reads the others exactly),
-//! each run gets one more masked position at its end (up to
-//! [`GenerateOptions::max_extra_positions`]), and from then on the model's best tokens that
-//! leave the grammar's completion less to write are preferred, so the output ends rather than
-//! wanders. Only when that budget runs out does the checker's completion write the rest (the
-//! record says so, and how many bytes it wrote).
+//! Generation through valid-token masks: [`generate_masked`] (which describes the method) and
+//! its [`MaskConstraint`].
 
+use std::fmt;
 use std::sync::Arc;
 
 use hashbrown::HashSet;
@@ -55,6 +25,7 @@ use super::Model;
 pub struct MaskStats {
     /// Masks computed (one per candidate position per step, and one per redraw).
     pub masks: u64,
+    /// Wall time computing them.
     pub mask_time: Duration,
     /// Ids left out of masks because their check ran out of budget.
     pub unknown_ids: u64,
@@ -64,11 +35,14 @@ pub struct MaskStats {
     pub rechecks: u64,
     /// Of those, the pairs refused (their position drew again from a fresh mask).
     pub redraws: u64,
+    /// Wall time in single checks (rechecks, lazy checks) and completions.
     pub check_time: Duration,
 }
 
 /// A grammar constraint on one generation through masks: the token canvas of the generated
-/// positions and the checker that reads it. See the [module docs](self).
+/// positions and the checker that reads it. See [`generate_masked`].
+///
+/// `Debug` shows the canvas, statistics and mode, not the checker or the vocabulary.
 pub struct MaskConstraint<'a> {
     checker: &'a mut Checker,
     vocab: Arc<Vocabulary>,
@@ -104,8 +78,8 @@ impl<'a> MaskConstraint<'a> {
         })
     }
 
-    /// Computes a position's mask only when the pair it proposes is refused (see the
-    /// [module docs](self)).
+    /// Computes a position's mask only when the pair it proposes is refused (see
+    /// [`generate_masked`]).
     pub fn lazy(mut self) -> Self {
         self.lazy = true;
         self
@@ -243,18 +217,65 @@ impl<'a> MaskConstraint<'a> {
         completed(out)
     }
 
+    /// The token canvas as it stands: placed ids, `None` where still masked.
     pub fn canvas(&self) -> &TokenCanvas {
         &self.canvas
     }
 
+    /// What the masks and checks have cost so far.
     pub fn stats(&self) -> MaskStats {
         self.stats
     }
 }
 
+impl fmt::Debug for MaskConstraint<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("MaskConstraint")
+            .field("canvas", &self.canvas)
+            .field("vocab_len", &self.vocab.len())
+            .field("stats", &self.stats)
+            .field("lazy", &self.lazy)
+            .finish_non_exhaustive()
+    }
+}
+
 /// Generates `options.gen_length` tokens after `prompt` with `sampler`, every token drawn
-/// from its position's valid-token mask (see the [module docs](self)). `constraint` covers
-/// the generated positions, typically fresh.
+/// from its position's valid-token mask. `constraint` covers the generated positions,
+/// typically fresh.
+///
+/// The grammar steers the model's own distribution, so the model writes the output and nothing
+/// is proposed only to be rejected.
+///
+/// At each step, every candidate position of the output gets its exact mask from the checker
+/// ([`Checker::allowed`] on the token canvas of this generation), and its logits are set to
+/// −∞ outside it *before* the sampler computes anything: the confidence (LLaDA), the entropy or
+/// margin (Dream) and the token all come from the constrained, renormalized distribution.
+/// The step's `k` tokens are then placed best first. The masks were computed on the canvas
+/// before the step, so a pair after the first is checked again on the canvas that holds the
+/// earlier ones; if it is refused, its position's mask is computed again on that canvas and
+/// the position proposes its best token within it (a *redraw*).
+///
+/// *Lazy* masks ([`MaskConstraint::lazy`]) trade that ordering for speed: positions are
+/// ranked by the model's unconstrained confidence, each proposed pair is checked (one check,
+/// not a mask), and a position's mask is computed only when its pair is refused; the position
+/// then proposes its best token within the mask. The tokens still come from the constrained
+/// distribution at their position (the best allowed token), only the order of positions does
+/// not see the masks.
+///
+/// Ids whose mask check ran out of budget (`unknown`) are never proposed: never a guess. A
+/// position whose mask is empty cannot be filled on this canvas; it is left masked (counted
+/// in [`MaskStats::empty_masks`]). The token semantics read a long run of masks loosely (one
+/// token, then any text: see [`crate::canvas::tokens`]), so an output can run out of
+/// positions before the grammar lets it end (a JSON object whose required keys are not
+/// written yet, two positions before the end). When the schedule is over, the model finishes
+/// what is left: the model fills the masked positions one per forward pass, left to right,
+/// each with its best token under the position's mask; when no masked position can be filled
+/// (a run too short for what it must bridge: each of its positions reads the others exactly),
+/// each run gets one more masked position at its end (up to
+/// [`GenerateOptions::max_extra_positions`]), and from then on the model's best tokens that
+/// leave the grammar's completion less to write are preferred, so the output ends rather than
+/// wanders. Only when that budget runs out does the checker's completion write the rest (the
+/// record says so, and how many bytes it wrote).
 pub fn generate_masked(
     model: &dyn Model,
     sampler: &mut dyn Sampler,

@@ -1,40 +1,45 @@
-//! The diffusion runtime: masked diffusion language models on candle (one file per family:
-//! [`llada`], [`dream`]), tokenizer glue ([`tokens`]), the authors' samplers ([`sampler`]) and
-//! grammar-constrained generation ([`generate`], [`constraint`]).
+//! The diffusion runtime: masked diffusion language models on candle (one module per family:
+//! [`llada`], [`dream`]), tokenizer glue ([`Tokens`], [`ChatTemplate`]), the authors' samplers
+//! ([`sampler`]) and grammar-constrained generation ([`generate()`] with a [`Constraint`];
+//! [`generate_masked`] with a [`MaskConstraint`]).
 //!
 //! Every model implements [`Model`], so samplers never care which family they drive. This
 //! module sees the [`Checker`](crate::checker::Checker) only through its public face.
 
-pub mod checkpoint;
-pub mod constraint;
+pub(crate) mod checkpoint;
+mod constraint;
+#[cfg(feature = "embedded-model")]
 pub mod default_model;
 pub mod dream;
-pub mod error;
-pub mod generate;
-pub mod layers;
+mod error;
+mod generate;
+pub(crate) mod layers;
 pub mod llada;
-pub mod masked;
-pub mod rng;
+mod masked;
+pub(crate) mod rng;
 pub mod sampler;
 pub mod tasks;
-pub mod tokens;
+mod tokens;
 
 use std::path::Path;
 
 use candle_core::{DType, Device, Tensor};
 
+pub use checkpoint::Weights;
 pub use constraint::{Constraint, ConstraintStats, TokenTable};
 pub use dream::Dream;
 pub use error::{DiffusionError, Result};
 pub use generate::{generate, GenerateOptions, Generation, GenerationStats};
 pub use llada::LLaDA;
 pub use masked::{generate_masked, MaskConstraint, MaskStats};
+pub use rng::Rng;
 pub use sampler::{DreamAlg, DreamSampler, LLaDASampler, Remasking, Sampler};
-pub use tokens::{ChatTemplate, Tokens};
+pub use tokens::{byte_to_char, ChatTemplate, Tokens, MASK_TOKEN_NAMES};
 
 /// The model families.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Family {
+    /// LLaDA and models trained by `lacuna train` (the default model among them).
     LLaDA,
     /// Dream, DreamCoder, DiffuCoder.
     Dream,
@@ -51,7 +56,9 @@ pub trait Model {
     fn vocab_size(&self) -> usize;
     /// The end-of-sequence id from the config.
     fn eos_token_id(&self) -> u32;
+    /// The family, which picks the chat template and the authors' sampler.
     fn family(&self) -> Family;
+    /// The device the weights live on; inputs are built there.
     fn device(&self) -> &Device;
     /// The longest sequence (prompt and generated positions) the model's position encoding
     /// covers, if it has a limit.

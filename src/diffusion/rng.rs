@@ -8,6 +8,7 @@ pub struct Rng {
 }
 
 impl Rng {
+    /// The generator for `seed`; equal seeds give equal sequences.
     pub fn new(seed: u64) -> Rng {
         let mut x = seed;
         let mut next = || {
@@ -22,6 +23,7 @@ impl Rng {
         }
     }
 
+    /// The next 64 uniformly distributed bits.
     pub fn next_u64(&mut self) -> u64 {
         let result = self.s[1].wrapping_mul(5).rotate_left(7).wrapping_mul(9);
         let t = self.s[1] << 17;

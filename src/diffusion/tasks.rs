@@ -28,8 +28,11 @@ pub struct TaskInfo {
 /// `lacuna.json` of a model folder written by `lacuna train`.
 #[derive(Clone, Debug, Deserialize, Serialize)]
 pub struct ModelCard {
+    /// The text of the end-of-sequence token that pads answers.
     pub eos_token: String,
+    /// The text of the mask token.
     pub mask_token: String,
+    /// The tasks trained on, by name ([`SMILES`], [`JSON`], [`CPP`]).
     pub tasks: BTreeMap<String, TaskInfo>,
 }
 
@@ -75,9 +78,11 @@ pub fn task_for_spec(spec: &str) -> Result<Option<(&'static str, String)>> {
     })
 }
 
-/// Task names, as in the corpus and in the model's `lacuna.json`.
+/// The SMILES task's name, as in the corpus and in the model's `lacuna.json`.
 pub const SMILES: &str = "smiles";
+/// The JSON task's name (schema-conditioned JSON).
 pub const JSON: &str = "json";
+/// The C++ task's name.
 pub const CPP: &str = "cpp";
 
 /// The prompt of a SMILES molecule.

@@ -7,6 +7,7 @@
 //! SentencePiece style map `<0xHH>` to byte HH and `▁` to a space. Added and special tokens
 //! yield their content.
 
+use std::fmt;
 use std::path::{Path, PathBuf};
 
 use tokenizers::Tokenizer;
@@ -18,6 +19,8 @@ use super::Family;
 pub const MASK_TOKEN_NAMES: [&str; 2] = ["<|mask|>", "<|mdm_mask|>"];
 
 /// A tokenizer with the exact bytes of every id.
+///
+/// `Debug` shows where it came from and its sizes, not its tables.
 pub struct Tokens {
     tokenizer: Tokenizer,
     bytes: Vec<Vec<u8>>,
@@ -163,6 +166,7 @@ impl Tokens {
             .collect()
     }
 
+    /// The id of the mask token.
     pub fn mask_id(&self) -> u32 {
         self.mask_id
     }
@@ -177,12 +181,24 @@ impl Tokens {
         self.bytes.len()
     }
 
+    /// Whether the tokenizer has no ids.
     pub fn is_empty(&self) -> bool {
         self.bytes.is_empty()
     }
 
+    /// The underlying `tokenizers` tokenizer, for what this type does not wrap.
     pub fn tokenizer(&self) -> &Tokenizer {
         &self.tokenizer
+    }
+}
+
+impl fmt::Debug for Tokens {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Tokens")
+            .field("path", &self.path)
+            .field("len", &self.bytes.len())
+            .field("mask_id", &self.mask_id)
+            .finish_non_exhaustive()
     }
 }
 
@@ -196,6 +212,7 @@ pub enum ChatTemplate {
 }
 
 impl ChatTemplate {
+    /// The template of a family's instruction-tuned models.
     pub fn for_family(family: Family) -> ChatTemplate {
         match family {
             Family::LLaDA => ChatTemplate::LLaDA,

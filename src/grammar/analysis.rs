@@ -38,7 +38,8 @@ pub fn generating_rules<'a>(
     }
 }
 
-/// `nullable[A]` is true iff A derives the empty word.
+/// `nullable[A]` is true iff A derives the empty word (for the Earley oracle of the tests).
+#[cfg(test)]
 pub fn nullable(g: &Grammar) -> Vec<bool> {
     let mut null = vec![false; g.nonterminals().len()];
     loop {

@@ -25,12 +25,14 @@ pub struct TerminalId(pub u32);
 pub struct NonterminalId(pub u32);
 
 impl TerminalId {
+    /// The id as an index into [`Grammar::terminals`].
     pub fn index(self) -> usize {
         self.0 as usize
     }
 }
 
 impl NonterminalId {
+    /// The id as an index into [`Grammar::nonterminals`].
     pub fn index(self) -> usize {
         self.0 as usize
     }
@@ -39,7 +41,9 @@ impl NonterminalId {
 /// One symbol of a right-hand side.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Symbol {
+    /// A terminal: one lexeme.
     T(TerminalId),
+    /// A nonterminal, expanded by its rules.
     N(NonterminalId),
 }
 
@@ -61,7 +65,9 @@ impl From<NonterminalId> for Symbol {
 /// string: a lexeme of length zero would let a lexer loop forever.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Pattern {
+    /// Exactly this string (not a regex: its metacharacters are plain text).
     Literal(String),
+    /// A regex in `regex-syntax` syntax, matched against the whole lexeme.
     Regex(String),
 }
 
@@ -79,15 +85,20 @@ impl Pattern {
 /// (higher wins between matches of equal length, as in Lark).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Terminal {
+    /// Unique among the grammar's terminals.
     pub name: String,
+    /// The lexemes it matches.
     pub pattern: Pattern,
+    /// Lexing priority; 0 unless the grammar says otherwise (Lark's `NAME.p`).
     pub priority: i32,
 }
 
 /// A production `lhs → rhs`; an empty `rhs` is an ε-production.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Rule {
+    /// The nonterminal the rule defines.
     pub lhs: NonterminalId,
+    /// What it expands to, left to right.
     pub rhs: Vec<Symbol>,
 }
 
@@ -102,26 +113,32 @@ pub struct Grammar {
 }
 
 impl Grammar {
+    /// All terminals, indexed by [`TerminalId`].
     pub fn terminals(&self) -> &[Terminal] {
         &self.terminals
     }
 
+    /// The terminal `t`; panics if `t` is not of this grammar.
     pub fn terminal(&self, t: TerminalId) -> &Terminal {
         &self.terminals[t.index()]
     }
 
+    /// The names of all nonterminals, indexed by [`NonterminalId`].
     pub fn nonterminals(&self) -> &[String] {
         &self.nonterminals
     }
 
+    /// The name of nonterminal `n`; panics if `n` is not of this grammar.
     pub fn nonterminal_name(&self, n: NonterminalId) -> &str {
         &self.nonterminals[n.index()]
     }
 
+    /// All rules, in the order they were added.
     pub fn rules(&self) -> &[Rule] {
         &self.rules
     }
 
+    /// The start symbol: the grammar's language is what it derives.
     pub fn start(&self) -> NonterminalId {
         self.start
     }
@@ -201,6 +218,7 @@ pub struct GrammarBuilder {
 }
 
 impl GrammarBuilder {
+    /// An empty builder.
     pub fn new() -> Self {
         Self::default()
     }
@@ -261,6 +279,7 @@ impl GrammarBuilder {
         }
     }
 
+    /// Adds the rule `lhs → rhs` (`rhs` empty for an ε-rule); duplicates are kept.
     pub fn rule(&mut self, lhs: NonterminalId, rhs: Vec<Symbol>) {
         self.rules.push(Rule { lhs, rhs });
     }
@@ -272,6 +291,7 @@ impl GrammarBuilder {
         }
     }
 
+    /// Whether a nonterminal of that name has been added.
     pub fn has_nonterminal(&self, name: &str) -> bool {
         self.nonterminal_ids.contains_key(name)
     }
@@ -333,8 +353,7 @@ fn check_terminal_pattern(t: &Terminal) -> Result<(), GrammarError> {
 }
 
 /// Parses a pattern with the regex dialect lacuna uses everywhere (Unicode, `.` excludes `\n`),
-/// and refuses one whose automaton would be too large to build (see
-/// [`MAX_PATTERN_NFA_BYTES`](super::MAX_PATTERN_NFA_BYTES)).
+/// and refuses one whose automaton would be too large to build (a Thompson NFA over 16 MiB).
 pub fn parse_pattern(p: &Pattern) -> Result<Hir, String> {
     let hir = regex_syntax::ParserBuilder::new()
         .build()

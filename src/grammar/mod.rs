@@ -4,20 +4,21 @@
 //! Data flows one way: text → [`Grammar`] → [`NormalGrammar`]. Terminal ids are shared by both,
 //! so the lexicon (built from the terminals' patterns) and the search agree on lexeme ids.
 
-pub mod analysis;
+pub(crate) mod analysis;
 mod automaton_size;
 mod cfg;
-pub mod earley;
+#[cfg(test)]
+pub(crate) mod earley;
 mod error;
 pub mod lark;
-pub mod normalize;
+pub(crate) mod normalize;
 pub mod schema;
 pub mod spec;
 
-pub use automaton_size::{check_automaton_size, MAX_PATTERN_NFA_BYTES};
+pub(crate) use automaton_size::{check_automaton_size, MAX_PATTERN_NFA_BYTES};
 pub use cfg::{
     parse_pattern, Grammar, GrammarBuilder, NonterminalId, Pattern, Rule, Symbol, Terminal,
     TerminalId,
 };
 pub use error::GrammarError;
-pub use normalize::{NormalGrammar, NormalizeOptions};
+pub use normalize::{GrammarSize, NormalGrammar, NormalizeOptions};

@@ -20,15 +20,21 @@ pub const SHIPPED: &[(&str, &str)] = &[
 /// A parsed grammar spec.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct GrammarSpec {
+    /// The grammar itself.
     pub source: SpecSource,
+    /// Whether the spec ended in `+fence`: the output may end with optional whitespace and a
+    /// closing markdown fence.
     pub fence: bool,
 }
 
 /// Where a spec's grammar comes from.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SpecSource {
+    /// A shipped grammar, by its name in [`SHIPPED`].
     Shipped(&'static str),
+    /// A Lark file, by path.
     LarkFile(String),
+    /// A JSON Schema file, by path (the spec without its `schema:` prefix).
     Schema(String),
 }
 

@@ -53,6 +53,8 @@ pub struct ConfigTable {
     hole_set_ids: HashMap<Vec<ConfigId>, HoleSetId>,
     hole_moves: Vec<Option<Vec<(TerminalId, HoleSetId)>>>,
     closures: HashMap<Vec<ConfigId>, HoleSetId>,
+    /// Configuration ids held by `hole_sets` and the keys of `closures`.
+    members: usize,
     limit: usize,
 }
 
@@ -69,6 +71,7 @@ impl ConfigTable {
             hole_set_ids: HashMap::new(),
             hole_moves: Vec::new(),
             closures: HashMap::new(),
+            members: 0,
             limit,
         };
         let start = Config {
@@ -84,12 +87,23 @@ impl ConfigTable {
         0
     }
 
-    pub fn config(&self, c: ConfigId) -> &Config {
-        &self.configs[c as usize]
-    }
-
     pub fn num_configs(&self) -> usize {
         self.configs.len()
+    }
+
+    pub fn num_hole_sets(&self) -> usize {
+        self.hole_sets.len()
+    }
+
+    /// Whether the table is near its limit: more than 7/8 of it in configurations, half of it
+    /// in hole sets, or 8 times it in hole-set members. A checker empties a crowded table
+    /// before its next canvas: a long stream of distinct canvases would otherwise fill it (hole
+    /// sets grow with the canvases seen; a grammar's configurations are mostly interned when
+    /// its checker is built), and every check after that would be `unknown`.
+    pub fn crowded(&self) -> bool {
+        self.configs.len() > self.limit / 8 * 7
+            || self.hole_sets.len() > self.limit / 2
+            || self.members > self.limit * 8
     }
 
     /// Whether `c` is between tokens (the text may end here).
@@ -189,6 +203,7 @@ impl ConfigTable {
         let mut members: Vec<ConfigId> = seen.into_iter().collect();
         self.drop_simulated(&mut members);
         let h = self.intern_hole_set(members)?;
+        self.members += key.len();
         self.closures.insert(key, h);
         Ok(h)
     }
@@ -241,6 +256,7 @@ impl ConfigTable {
             return Err(TooLarge);
         }
         let h = self.hole_sets.len() as HoleSetId;
+        self.members += 2 * members.len();
         self.hole_set_ids.insert(members.clone(), h);
         self.hole_sets.push(members);
         self.hole_moves.push(None);

@@ -11,6 +11,7 @@
 //! The configuration graph and hole summaries are cached in a [`HoleyLexer`] across calls, so
 //! the per-check work is proportional to the canvas text, not to the lexicon.
 
+mod chunk_cache;
 pub mod config;
 mod minimize;
 mod nfa;
@@ -22,6 +23,7 @@ mod walker;
 use std::sync::Arc;
 
 use crate::canvas::{HoleKind, HoleyText};
+use crate::deadline::Deadline;
 use crate::grammar::Grammar;
 use crate::intersect::LexemeDfa;
 use crate::lexicon::{Lexicon, LexiconError};
@@ -47,6 +49,19 @@ impl Default for LexLimits {
     }
 }
 
+/// Sizes of what a [`HoleyLexer`] keeps between canvases.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CacheSizes {
+    /// Lexer configurations interned (capped by [`LexLimits::max_configs`]).
+    pub configs: usize,
+    /// Hole sets interned (same cap).
+    pub hole_sets: usize,
+    /// Entries kept by chunk text (flows and hole edges).
+    pub chunk_entries: usize,
+    /// Bytes of chunk text those entries' keys hold.
+    pub chunk_bytes: usize,
+}
+
 /// Builds lexeme DFAs for canvases of one grammar, caching the lexer's configuration graph.
 pub struct HoleyLexer {
     lexicon: Lexicon,
@@ -56,6 +71,7 @@ pub struct HoleyLexer {
     flows: walker::FlowCache,
     nfa: nfa::NfaCaches,
     tokens: Option<tokens::TokenCaches>,
+    deadline: Deadline,
 }
 
 impl HoleyLexer {
@@ -71,6 +87,7 @@ impl HoleyLexer {
             flows: walker::FlowCache::default(),
             nfa: nfa::NfaCaches::default(),
             tokens: None,
+            deadline: Deadline::never(),
         })
     }
 
@@ -81,22 +98,8 @@ impl HoleyLexer {
     }
 
     /// The union of the paths of every token from the configuration set `set` (see
-    /// [`tokens`]).
-    pub fn token_paths(
-        &mut self,
-        set: config::HoleSetId,
-    ) -> Result<Arc<path_graph::TokenPaths>, TooLarge> {
-        let caches = self.tokens.as_mut().ok_or(TooLarge)?;
-        caches.union(&self.lexicon, &mut self.table, set)
-    }
-
-    /// The members of configuration set `set`.
-    pub fn config_set(&self, set: config::HoleSetId) -> &[config::ConfigId] {
-        self.table.hole_set(set)
-    }
-
-    /// [`HoleyLexer::token_paths`], and the text tokens grouped by the paths they take from
-    /// `set` (each group's tokens are interchangeable at a position entered from `set`).
+    /// [`tokens`]), and the text tokens grouped by the paths they take from `set` (each
+    /// group's tokens are interchangeable at a position entered from `set`).
     #[allow(clippy::type_complexity)]
     pub fn token_groups(
         &mut self,
@@ -177,10 +180,18 @@ impl HoleyLexer {
             self.limits.max_dfa_states,
             &mut self.flows,
             &mut self.nfa,
+            &self.deadline,
         )
     }
 
+    /// Makes every later automaton construction give up (as too large) once `deadline`
+    /// expires.
+    pub fn set_deadline(&mut self, deadline: Deadline) {
+        self.deadline = deadline;
+    }
+
     /// The minimal DFA of all lexings of all fillings of `text`.
+    #[cfg(test)]
     pub fn dfa(&mut self, text: &HoleyText) -> Result<LexemeDfa, TooLarge> {
         let raw = subset::determinize(
             &self.lexicon,
@@ -200,8 +211,31 @@ impl HoleyLexer {
         self.nfa.forget_chunks();
     }
 
-    /// Number of distinct lexer configurations seen so far.
-    pub fn num_configs(&self) -> usize {
-        self.table.num_configs()
+    /// Empties everything the lexer learned from canvases when its configuration table is
+    /// crowded ([`ConfigTable::crowded`]); returns whether it did. Every cache keyed by
+    /// configuration or hole-set ids goes with the table (their ids would dangle); the
+    /// vocabulary's trie, which is the grammar's, stays. Call only between canvases: ids handed
+    /// out before (entry sets, marks) are void after an eviction.
+    pub fn evict_if_crowded(&mut self) -> bool {
+        if !self.table.crowded() {
+            return false;
+        }
+        self.table = ConfigTable::new(&self.lexicon, self.limits.max_configs);
+        self.flows = walker::FlowCache::default();
+        self.nfa = nfa::NfaCaches::default();
+        if let Some(tokens) = self.tokens.as_mut() {
+            tokens.forget_sets();
+        }
+        true
+    }
+
+    /// What the lexer keeps between canvases, for callers that watch memory.
+    pub fn cache_sizes(&self) -> CacheSizes {
+        CacheSizes {
+            configs: self.table.num_configs(),
+            hole_sets: self.table.num_hole_sets(),
+            chunk_entries: self.flows.len() + self.nfa.chunk_entries(),
+            chunk_bytes: self.flows.key_bytes() + self.nfa.chunk_bytes(),
+        }
     }
 }

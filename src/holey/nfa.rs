@@ -48,11 +48,13 @@ use std::sync::Arc;
 
 use hashbrown::HashMap;
 
+use super::chunk_cache::ChunkCache;
 use super::config::{ConfigId, ConfigTable, HoleSetId, TooLarge};
 use super::path_graph::TokenPaths;
 use super::tokens::TokenCaches;
-use super::walker::{FlowCache, FlowKey, Places, WalkMemo, Walker};
+use super::walker::{FlowCache, Places, WalkMemo, Walker};
 use crate::canvas::{HoleKind, HoleyText};
+use crate::deadline::Deadline;
 use crate::grammar::TerminalId;
 use crate::intersect::{Edge, LexemeDfa};
 use crate::lexicon::{Lexeme, Lexicon};
@@ -97,22 +99,43 @@ struct HoleOut {
 
 /// What the NFA builder keeps between checks: hole members' edges by hole set and the chunk
 /// after the hole, and its per-check tables (emptied, not freed, so they are allocated once).
-#[derive(Default)]
 pub struct NfaCaches {
-    outs: HashMap<(HoleSetId, u8, Vec<u8>), Arc<HoleOut>>,
+    outs: ChunkCache<Arc<HoleOut>>,
     walks: WalkMemo,
     ids: HashMap<Node, u32>,
     nodes: Vec<Node>,
     reach: HashMap<(u32, ConfigId), Arc<[Node]>>,
 }
 
+impl Default for NfaCaches {
+    fn default() -> Self {
+        NfaCaches {
+            outs: ChunkCache::new(Self::CAPACITY, Self::KEY_BYTES),
+            walks: WalkMemo::default(),
+            ids: HashMap::new(),
+            nodes: Vec::new(),
+            reach: HashMap::new(),
+        }
+    }
+}
+
 impl NfaCaches {
-    /// Hole edges kept before that cache is emptied (a cheap bound on its memory).
+    /// Hole edges kept before that cache is emptied, and bytes of chunk text their keys may
+    /// hold (bounds on its memory).
     const CAPACITY: usize = 1 << 13;
+    const KEY_BYTES: usize = 32 << 20;
 
     /// Forgets the hole edges kept by chunk text.
     pub fn forget_chunks(&mut self) {
-        self.outs = HashMap::new();
+        self.outs.clear();
+    }
+
+    pub fn chunk_entries(&self) -> usize {
+        self.outs.len()
+    }
+
+    pub fn chunk_bytes(&self) -> usize {
+        self.outs.key_bytes()
     }
 }
 
@@ -168,6 +191,7 @@ pub fn build(
     max_states: usize,
     flows: &mut FlowCache,
     caches: &mut NfaCaches,
+    deadline: &Deadline,
 ) -> Result<Built, TooLarge> {
     let (marked, probe) = match open {
         OpenHole::None => (None, false),
@@ -207,6 +231,9 @@ pub fn build(
     let mut eps = Vec::new();
     let mut i = 0;
     while i < b.nodes.len() {
+        if i & 0xff == 0 && deadline.expired() {
+            return Err(TooLarge);
+        }
         out.clear();
         eps.clear();
         if b.out_edges(b.nodes[i], i as u32, &mut out, &mut eps)? {
@@ -253,7 +280,7 @@ struct NfaBuilder<'a, 't> {
     nodes: &'a mut Vec<Node>,
     /// The walk closure after an emission at `(place, config)`.
     reach: &'a mut HashMap<(u32, ConfigId), Arc<[Node]>>,
-    outs: &'a mut HashMap<(HoleSetId, u8, Vec<u8>), Arc<HoleOut>>,
+    outs: &'a mut ChunkCache<Arc<HoleOut>>,
     tokens: Option<&'a mut TokenCaches>,
     max_states: usize,
     /// The hole whose paths are listed, and where each leaves it: `(set, path, from, to)`.
@@ -423,7 +450,7 @@ impl NfaBuilder<'_, '_> {
         let chunk = k as usize + 1;
         let text = self.w.places.text;
         let last = self.w.places.follow(chunk);
-        if let Some(hole) = self.outs.get(&FlowKey(h, last, &text.chunks[chunk])) {
+        if let Some(hole) = self.outs.get(h, last, &text.chunks[chunk]) {
             return Ok(hole.clone());
         }
         let base = self.w.places.base[chunk];
@@ -456,11 +483,8 @@ impl NfaBuilder<'_, '_> {
             accepting,
             next,
         });
-        if self.outs.len() >= NfaCaches::CAPACITY {
-            self.outs.clear();
-        }
         self.outs
-            .insert((h, last, text.chunks[chunk].clone()), hole.clone());
+            .insert(h, last, text.chunks[chunk].clone(), hole.clone());
         Ok(hole)
     }
 

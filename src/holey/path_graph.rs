@@ -32,10 +32,9 @@ pub struct PathGraph {
     pub root: u32,
 }
 
-/// The paths of every token from one entry set, as a list, a trie and a minimal graph.
+/// The paths of every token from one entry set, as a trie and a minimal graph.
 #[derive(Clone, Debug, Default)]
 pub struct TokenPaths {
-    pub paths: Vec<TokenPath>,
     pub trie: PathGraph,
     pub dag: PathGraph,
 }
@@ -44,7 +43,7 @@ impl TokenPaths {
     pub fn new(paths: Vec<TokenPath>) -> Self {
         let trie = trie(&paths);
         let dag = minimize(&trie);
-        TokenPaths { paths, trie, dag }
+        TokenPaths { trie, dag }
     }
 }
 

@@ -30,7 +30,7 @@ use super::config::{ConfigId, ConfigTable, TooLarge, DEAD_CONFIG};
 use super::path_graph::TokenPaths;
 use crate::grammar::TerminalId;
 use crate::lexicon::{Lexeme, Lexicon};
-use crate::vocab::{TokenId, TokenKind, Vocabulary};
+use crate::vocab::{TokenId, Vocabulary};
 
 /// The vocabulary's text tokens as a trie over byte classes, in preorder. See the
 /// [module docs](self).
@@ -328,6 +328,12 @@ impl TokenCaches {
         }
     }
 
+    /// Forgets the paths and groups kept by hole set (when the sets' table is emptied).
+    pub fn forget_sets(&mut self) {
+        self.unions = HashMap::new();
+        self.groups = HashMap::new();
+    }
+
     /// The union of paths from the interned configuration set `set`, with its graphs.
     pub fn union(
         &mut self,
@@ -380,11 +386,6 @@ impl TokenCaches {
         }
         self.groups.insert(set, groups.clone());
         Ok((paths, Some(groups)))
-    }
-
-    /// Whether `id` is a text token (its bytes join the output).
-    pub fn is_text(&self, id: TokenId) -> bool {
-        self.vocab.kind(id) == Some(TokenKind::Text)
     }
 }
 

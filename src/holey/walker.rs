@@ -15,6 +15,7 @@
 use hashbrown::HashMap;
 use smallvec::SmallVec;
 
+use super::chunk_cache::ChunkCache;
 use super::config::{ConfigId, ConfigTable, HoleSetId, TooLarge, DEAD_CONFIG};
 use crate::canvas::{HoleKind, HoleyText};
 use crate::grammar::TerminalId;
@@ -93,9 +94,16 @@ pub(super) struct Flow {
 
 /// A hole set's flow through a chunk, by chunk text, kept across checks: a sampler changes one
 /// position at a time, so most chunks of a canvas were seen in the previous check.
-#[derive(Default)]
 pub struct FlowCache {
-    flows: HashMap<(HoleSetId, u8, Vec<u8>), ChunkFlow>,
+    flows: ChunkCache<ChunkFlow>,
+}
+
+impl Default for FlowCache {
+    fn default() -> Self {
+        FlowCache {
+            flows: ChunkCache::new(Self::CAPACITY, Self::KEY_BYTES),
+        }
+    }
 }
 
 /// [`Flow`] with places as offsets into the chunk and the next hole set without its hole.
@@ -106,30 +114,24 @@ struct ChunkFlow {
 }
 
 impl FlowCache {
-    /// Entries kept before the cache is emptied (a cheap bound on its memory).
+    /// Entries kept before the cache is emptied, and bytes of chunk text their keys may hold.
     const CAPACITY: usize = 1 << 14;
+    const KEY_BYTES: usize = 32 << 20;
 
     fn get(&self, h: HoleSetId, last: u8, chunk: &[u8]) -> Option<&ChunkFlow> {
-        // Borrowed lookup: hashbrown's Equivalent lets a (h, last, &[u8]) find the key.
-        self.flows.get(&FlowKey(h, last, chunk))
+        self.flows.get(h, last, chunk)
     }
 
     fn insert(&mut self, h: HoleSetId, last: u8, chunk: Vec<u8>, flow: ChunkFlow) {
-        if self.flows.len() >= Self::CAPACITY {
-            self.flows.clear();
-        }
-        self.flows.insert((h, last, chunk), flow);
+        self.flows.insert(h, last, chunk, flow);
     }
-}
 
-/// A borrowed form of the key of caches by hole set and chunk text (and what follows the
-/// chunk: [`follow_code`]).
-#[derive(Hash)]
-pub(super) struct FlowKey<'a>(pub HoleSetId, pub u8, pub &'a [u8]);
+    pub fn len(&self) -> usize {
+        self.flows.len()
+    }
 
-impl hashbrown::Equivalent<(HoleSetId, u8, Vec<u8>)> for FlowKey<'_> {
-    fn equivalent(&self, key: &(HoleSetId, u8, Vec<u8>)) -> bool {
-        self.0 == key.0 && self.1 == key.1 && self.2 == &key.2[..]
+    pub fn key_bytes(&self) -> usize {
+        self.flows.key_bytes()
     }
 }
 
@@ -141,6 +143,7 @@ pub(super) type MovesByTerminal = Vec<FlowMove>;
 /// lies wholly in the hole, so it costs what a lexeme emitted in the hole costs.
 pub(super) struct FlowMove {
     pub terminal: TerminalId,
+    #[cfg_attr(not(test), allow(dead_code))] // read by the subset construction
     pub in_chunk: bool,
     pub targets: Vec<(u32, ConfigId)>,
 }

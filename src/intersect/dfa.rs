@@ -44,9 +44,6 @@ pub struct LexemeDfa {
     start: StateId,
     accepting: Vec<bool>,
     edges: Vec<Edge>,
-    /// Edge indices sorted by terminal, with `terminal_offsets[t]..terminal_offsets[t+1]`.
-    edges_by_terminal: Vec<u32>,
-    terminal_offsets: Vec<u32>,
     /// ε-successors of state q: `eps_targets[eps_offsets[q]..eps_offsets[q + 1]]`.
     eps_offsets: Vec<u32>,
     eps_targets: Vec<StateId>,
@@ -102,25 +99,11 @@ impl LexemeDfa {
             num_states,
             epsilons.iter().map(|&(from, to)| (from as usize, to)),
         );
-        let num_terminals = edges
-            .iter()
-            .map(|e| e.terminal.index() + 1)
-            .max()
-            .unwrap_or(0);
-        let (terminal_offsets, edges_by_terminal) = group_by_key(
-            num_terminals,
-            edges
-                .iter()
-                .enumerate()
-                .map(|(i, e)| (e.terminal.index(), i as u32)),
-        );
         Ok(LexemeDfa {
             num_states,
             start,
             accepting: acc,
             edges,
-            edges_by_terminal,
-            terminal_offsets,
             eps_offsets,
             eps_targets,
         })
@@ -141,6 +124,7 @@ impl LexemeDfa {
     }
 
     /// Adds to `set` every state its members reach by ε-edges.
+    #[cfg(test)]
     fn close(&self, set: &mut [bool]) {
         let mut stack: Vec<StateId> = (0..self.num_states as StateId)
             .filter(|&q| set[q as usize])
@@ -175,28 +159,16 @@ impl LexemeDfa {
         &self.edges[i as usize]
     }
 
-    /// Indices of the edges labelled `t`.
-    pub fn edges_of_terminal(&self, t: TerminalId) -> &[u32] {
-        if t.index() + 1 >= self.terminal_offsets.len() {
-            return &[];
-        }
-        let (a, b) = (
-            self.terminal_offsets[t.index()],
-            self.terminal_offsets[t.index() + 1],
-        );
-        &self.edges_by_terminal[a as usize..b as usize]
-    }
-
     /// Whether the automaton accepts the lexeme sequence (by subset simulation, so it is
-    /// exact for nondeterministic automata too).
+    /// exact for nondeterministic automata too); for the tests' oracles.
+    #[cfg(test)]
     pub fn accepts(&self, word: &[TerminalId]) -> bool {
         let mut current = vec![false; self.num_states];
         current[self.start as usize] = true;
         self.close(&mut current);
         for &t in word {
             let mut next = vec![false; self.num_states];
-            for &i in self.edges_of_terminal(t) {
-                let e = &self.edges[i as usize];
+            for e in self.edges.iter().filter(|e| e.terminal == t) {
                 if current[e.from as usize] {
                     next[e.to as usize] = true;
                 }

@@ -11,13 +11,14 @@ mod dfa;
 mod items;
 mod search;
 
-pub use dfa::{DfaError, Edge, LexemeDfa, StateId, MAX_STATES};
-pub use search::{
-    SearchStats, Searcher, Useful, Verdict, Witness, DEFAULT_BUDGET, MAX_NONTERMINALS,
-};
+#[cfg(test)]
+pub use dfa::StateId;
+pub use dfa::{Edge, LexemeDfa};
+pub use search::{Searcher, Verdict, DEFAULT_BUDGET};
+#[cfg(test)]
+use {crate::grammar::NormalGrammar, search::Witness};
 
-use crate::grammar::NormalGrammar;
-
+#[cfg(test)]
 /// One-shot search: the verdict and, when non-empty, a cheapest witness.
 pub fn intersect(
     grammar: &NormalGrammar,

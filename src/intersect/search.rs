@@ -24,9 +24,9 @@
 
 mod useful;
 
-pub use useful::Useful;
-
 use std::cmp::Reverse;
+
+use crate::deadline::Deadline;
 use std::collections::BinaryHeap;
 
 use hashbrown::HashMap;
@@ -104,6 +104,7 @@ pub struct Searcher {
     goal: Option<ItemKey>,
     stats: SearchStats,
     budget: u64,
+    deadline: Deadline,
 }
 
 /// The items found but not yet settled, with their cost: where a derivation offers an item a
@@ -114,6 +115,7 @@ struct Frontier<'a> {
     queue: &'a mut CostQueue,
     work: &'a mut u64,
     budget: u64,
+    deadline: &'a Deadline,
     filter: &'a ContextFilter,
     context: &'a Context,
 }
@@ -200,7 +202,8 @@ impl Frontier<'_> {
     #[inline]
     fn relax(&mut self, k: ItemKey, cost: u32, back: Back) -> Result<(), OutOfBudget> {
         *self.work += 1;
-        if *self.work > self.budget {
+        // The clock is read once every 4,096 units (tens of microseconds of work).
+        if *self.work > self.budget || (*self.work & 0xfff == 0 && self.deadline.expired()) {
             return Err(OutOfBudget);
         }
         let (p, a, q) = unkey(k);
@@ -268,6 +271,11 @@ impl CostQueue {
 impl Searcher {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Makes every later search answer `unknown` once `deadline` expires.
+    pub fn set_deadline(&mut self, deadline: Deadline) {
+        self.deadline = deadline;
     }
 
     /// Counters of the last search.
@@ -344,6 +352,7 @@ impl Searcher {
             queue: &mut self.queue,
             work: &mut self.stats.work,
             budget: self.budget,
+            deadline: &self.deadline,
             filter: &self.filter,
             context: grammar.context(),
         };
@@ -383,6 +392,7 @@ impl Searcher {
             queue,
             stats,
             budget,
+            deadline,
             filter,
             ..
         } = self;
@@ -392,6 +402,7 @@ impl Searcher {
             queue,
             work: &mut stats.work,
             budget: *budget,
+            deadline,
             filter,
             context: grammar.context(),
         };
@@ -451,6 +462,7 @@ impl Searcher {
     }
 
     /// The start and end states and the nonterminal of the last search's goal item.
+    #[cfg(test)]
     pub fn goal(&self) -> Option<(StateId, NonterminalId, StateId)> {
         self.goal.map(unkey)
     }

@@ -45,7 +45,6 @@ pub struct LexError {
 #[derive(Clone, Debug)]
 pub struct Lexicon {
     classes: [u8; 256],
-    representatives: Vec<u8>,
     num_classes: usize,
     /// `trans[s * num_classes + c]`.
     trans: Vec<StateId>,
@@ -103,11 +102,6 @@ impl Lexicon {
     #[inline]
     pub fn class_of(&self, byte: u8) -> usize {
         self.classes[byte as usize] as usize
-    }
-
-    /// One byte of each class, the smallest.
-    pub fn representatives(&self) -> &[u8] {
-        &self.representatives
     }
 
     #[inline]
@@ -242,7 +236,6 @@ fn tabulate(
     let extendable = extendable(&trans, num_classes, &winners);
     Lexicon {
         classes,
-        representatives,
         num_classes,
         trans,
         winners,

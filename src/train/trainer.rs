@@ -29,23 +29,35 @@ use crate::diffusion::rng::Rng;
 /// How to train.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct TrainOptions {
+    /// The corpus: JSON lines of `task`, `prompt` and `answer`.
     pub corpus: PathBuf,
+    /// The model folder written (created if absent); a run resumes from a checkpoint there.
     pub out: PathBuf,
     /// Total optimizer steps (a resumed run continues up to this many).
     pub steps: usize,
     /// Tokens per batch (rows × length, prompts included).
     pub batch_tokens: usize,
+    /// Peak learning rate, reached after `warmup`, then cosine decay to a tenth of it.
     pub lr: f64,
+    /// Steps of linear warmup.
     pub warmup: usize,
     /// Gradient clipping by global norm.
     pub clip: f64,
+    /// Most ids of the byte-level BPE tokenizer trained on the corpus; at least 260 (256
+    /// bytes, EOS, mask, merges). Like the shape fields below, `max_len` and `seed`, a
+    /// resumed run keeps its first run's value.
     pub vocab_size: usize,
+    /// Width of the residual stream.
     pub d_model: usize,
+    /// Number of transformer blocks.
     pub n_layers: usize,
+    /// Number of attention heads; must divide `d_model`.
     pub n_heads: usize,
+    /// Width of the SwiGLU feed-forward layer.
     pub mlp_hidden: usize,
     /// Longest sequence (prompt + answer), in tokens.
     pub max_len: usize,
+    /// Seed of the initial weights, batches and masks.
     pub seed: u64,
     /// Write a checkpoint every this many steps (and at the end).
     pub checkpoint_every: usize,
@@ -86,10 +98,13 @@ impl TrainOptions {
 /// What a run did.
 #[derive(Clone, Debug, Serialize, Deserialize, Default)]
 pub struct TrainReport {
+    /// Optimizer steps taken so far, earlier runs included.
     pub steps: usize,
+    /// Number of trainable parameters.
     pub parameters: usize,
-    /// Mean loss over the first and the last (up to) 50 steps of the whole training.
+    /// Mean loss over the first (up to) 50 steps of the whole training.
     pub first_loss: f64,
+    /// Mean loss over the last (up to) 50 steps.
     pub last_loss: f64,
     /// Training time of all runs together.
     pub seconds: f64,

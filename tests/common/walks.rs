@@ -1,8 +1,10 @@
 //! Walks of one-position changes from a canvas, as a sampler makes them: mask a filled
 //! position, or fill a masked one with a token taken from elsewhere in the canvas (which may
-//! well corrupt it). Shared by `tests/workload.rs` and `benches/check.rs`.
+//! well corrupt it). Shared by `src/tests/workload.rs` and `benches/check.rs`.
 
-use lacuna::canvas::{Canvas, Cell};
+// The including module brings `Canvas` and `Cell` into scope (the lib's tests and the
+// benchmarks reach them by different paths).
+use super::{Canvas, Cell};
 
 /// A small deterministic generator (xorshift), so walks reproduce.
 pub struct Rng(pub u64);

@@ -20,9 +20,13 @@ use crate::diffusion::rng::Rng;
 /// Dream's remasking strategies.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum DreamAlg {
+    /// `origin`: each masked position is revealed with probability `1 - s / t`.
     Origin,
+    /// `maskgit_plus`: confidence is the sampled token's probability.
     MaskgitPlus,
+    /// `topk_margin`: confidence is the top-1 minus the top-2 probability.
     TopkMargin,
+    /// `entropy`: confidence is the negative entropy of the position's distribution.
     Entropy,
 }
 
@@ -46,12 +50,21 @@ impl std::str::FromStr for DreamAlg {
 /// Dream's sampler settings and schedule state.
 #[derive(Clone, Debug)]
 pub struct DreamSampler {
+    /// Number of diffusion steps over the whole generation; positive.
     pub steps: usize,
+    /// The last timestep, in (0, 1) (default 1e-3).
     pub eps: f64,
+    /// Logits are divided by it and tokens sampled; 0 (the default) takes the argmax.
     pub temperature: f64,
+    /// Nucleus filtering: keep the most probable tokens up to this cumulative probability, in
+    /// (0, 1]; `None` keeps all.
     pub top_p: Option<f64>,
+    /// Keep only the `k` most probable tokens; `None` keeps all.
     pub top_k: Option<usize>,
+    /// How positions are chosen for revealing (default [`DreamAlg::Entropy`]).
     pub alg: DreamAlg,
+    /// Temperature of the draw of positions by confidence; 0 (the default) takes the most
+    /// confident. Unused by [`DreamAlg::Origin`].
     pub alg_temp: f64,
     step: usize,
     timesteps: Vec<f32>,
@@ -73,31 +86,37 @@ impl DreamSampler {
         }
     }
 
+    /// Sets [`DreamSampler::alg`].
     pub fn alg(mut self, alg: DreamAlg) -> Self {
         self.alg = alg;
         self
     }
 
+    /// Sets [`DreamSampler::temperature`].
     pub fn temperature(mut self, t: f64) -> Self {
         self.temperature = t;
         self
     }
 
+    /// Sets [`DreamSampler::top_p`].
     pub fn top_p(mut self, p: f64) -> Self {
         self.top_p = Some(p);
         self
     }
 
+    /// Sets [`DreamSampler::top_k`].
     pub fn top_k(mut self, k: usize) -> Self {
         self.top_k = Some(k);
         self
     }
 
+    /// Sets [`DreamSampler::alg_temp`].
     pub fn alg_temp(mut self, t: f64) -> Self {
         self.alg_temp = t;
         self
     }
 
+    /// Sets [`DreamSampler::eps`].
     pub fn eps(mut self, eps: f64) -> Self {
         self.eps = eps;
         self

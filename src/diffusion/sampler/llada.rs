@@ -22,10 +22,16 @@ pub enum Remasking {
 /// LLaDA's sampler settings and schedule state.
 #[derive(Clone, Debug)]
 pub struct LLaDASampler {
+    /// Number of steps over the whole generation; a positive multiple of the number of
+    /// blocks.
     pub steps: usize,
+    /// Positions per semi-autoregressive block; must divide the generation length.
     pub block_length: usize,
+    /// Gumbel noise temperature of the token choice; 0 (the default) takes the argmax.
     pub temperature: f64,
+    /// Classifier-free guidance scale; 0 (the default) runs no guidance pass.
     pub cfg_scale: f64,
+    /// How a step's positions are ranked (default [`Remasking::LowConfidence`]).
     pub remasking: Remasking,
     // Schedule state.
     prompt_len: usize,
@@ -52,16 +58,19 @@ impl LLaDASampler {
         }
     }
 
+    /// Sets [`LLaDASampler::temperature`].
     pub fn temperature(mut self, t: f64) -> Self {
         self.temperature = t;
         self
     }
 
+    /// Sets [`LLaDASampler::cfg_scale`].
     pub fn cfg_scale(mut self, s: f64) -> Self {
         self.cfg_scale = s;
         self
     }
 
+    /// Sets [`LLaDASampler::remasking`].
     pub fn remasking(mut self, r: Remasking) -> Self {
         self.remasking = r;
         self

@@ -17,6 +17,8 @@ mod llada;
 pub use dream::{DreamAlg, DreamSampler};
 pub use llada::{LLaDASampler, Remasking};
 
+use std::fmt;
+
 use hashbrown::HashSet;
 
 use crate::vocab::TokenMask;
@@ -27,7 +29,10 @@ use super::rng::Rng;
 /// What one step may do: fill up to `k` of the `candidates` (absolute positions, masked).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StepPlan {
+    /// Masked positions the step may fill, as indices into the whole sequence (prompt
+    /// included), ascending.
     pub candidates: Vec<usize>,
+    /// How many tokens the step places: at most `candidates.len()`.
     pub k: usize,
 }
 
@@ -91,6 +96,8 @@ impl Row {
 }
 
 /// The (position, token) pairs of one step, best first. See the [module docs](self).
+///
+/// `Debug` shows each position's current proposal, not the logits.
 pub struct Proposals {
     rows: Vec<Row>,
     policy: Box<dyn RowPolicy>,
@@ -199,6 +206,20 @@ impl Proposals {
     /// Number of positions still in the queue.
     pub fn open(&self) -> usize {
         self.rows.iter().filter(|r| !r.done).count()
+    }
+}
+
+impl fmt::Debug for Proposals {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let current: Vec<(usize, Option<u32>)> = self
+            .rows
+            .iter()
+            .map(|r| (r.position, r.current.filter(|_| !r.done).map(|(t, _)| t)))
+            .collect();
+        f.debug_struct("Proposals")
+            .field("current", &current)
+            .field("open", &self.open())
+            .finish_non_exhaustive()
     }
 }
 

@@ -7,7 +7,9 @@
 use hashbrown::HashMap;
 
 use crate::grammar::analysis::generating_rules;
-use crate::grammar::{Grammar, GrammarBuilder, NonterminalId, Rule, Symbol};
+#[cfg(test)]
+use crate::grammar::GrammarBuilder;
+use crate::grammar::{Grammar, NonterminalId, Rule, Symbol};
 
 /// A grammar under rewriting: rules with arbitrary right-hand sides over nonterminal ids that
 /// need not be dense.
@@ -27,7 +29,8 @@ impl WorkGrammar {
         }
     }
 
-    /// Rebuilds a [`Grammar`] with the given grammar's terminals (for tests and debugging).
+    /// Rebuilds a [`Grammar`] with the given grammar's terminals (for the tests).
+    #[cfg(test)]
     pub fn to_grammar(&self, terminals_of: &Grammar) -> Grammar {
         let mut b = GrammarBuilder::new();
         for t in terminals_of.terminals() {

@@ -86,7 +86,10 @@ impl SchemaOptions {
 /// A compiled schema: the grammar, and what lenient mode left unenforced.
 #[derive(Clone, Debug)]
 pub struct CompiledSchema {
+    /// The grammar of the JSON texts the schema accepts (under lenient mode, a superset where
+    /// a warning says so).
     pub grammar: Grammar,
+    /// One per keyword lenient mode did not enforce exactly; always empty in strict mode.
     pub warnings: Vec<SchemaWarning>,
 }
 
