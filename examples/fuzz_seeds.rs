@@ -56,9 +56,19 @@ fn main() {
 
     let schemas = corpus::jsonschemabench();
     let suite = corpus::test_suite();
-    for (i, case) in schemas.iter().step_by(8).chain(suite.iter().step_by(4)).enumerate() {
+    for (i, case) in schemas
+        .iter()
+        .step_by(8)
+        .chain(suite.iter().step_by(4))
+        .enumerate()
+    {
         if case.schema.len() <= 16 << 10 {
-            write(&dir, "json_schema", &format!("s{i}"), case.schema.as_bytes());
+            write(
+                &dir,
+                "json_schema",
+                &format!("s{i}"),
+                case.schema.as_bytes(),
+            );
         }
     }
     for (i, p) in files(&root.join("tests/hostile"))
@@ -75,7 +85,11 @@ fn main() {
     // Canvas lines and checker canvases: documents cut at random places.
     let documents: Vec<(u8, Vec<u8>)> = schemas
         .iter()
-        .flat_map(|s| s.instances.iter().map(|i| (0u8, i.text.clone().into_bytes())))
+        .flat_map(|s| {
+            s.instances
+                .iter()
+                .map(|i| (0u8, i.text.clone().into_bytes()))
+        })
         .step_by(20)
         .take(150)
         .chain(
@@ -84,9 +98,18 @@ fn main() {
                 .step_by(8)
                 .map(|t| (1u8, format!("{}{}", t.declaration, t.solution).into_bytes())),
         )
-        .chain(corpus::moses().into_iter().step_by(5000).take(40).map(|s| (2u8, s.into_bytes())))
+        .chain(
+            corpus::moses()
+                .into_iter()
+                .step_by(5000)
+                .take(40)
+                .map(|s| (2u8, s.into_bytes())),
+        )
         .collect();
-    let shipped: Vec<&str> = lacuna::grammar::spec::SHIPPED.iter().map(|(n, _)| *n).collect();
+    let shipped: Vec<&str> = lacuna::grammar::spec::SHIPPED
+        .iter()
+        .map(|(n, _)| *n)
+        .collect();
     for (i, (kind, text)) in documents.iter().enumerate() {
         if text.is_empty() {
             continue;
@@ -104,7 +127,12 @@ fn main() {
             cells.push(json!(String::from_utf8_lossy(chunk)));
         }
         let line = json!({"id": i, "canvas": cells});
-        write(&dir, "canvas_line", &format!("c{i}"), line.to_string().as_bytes());
+        write(
+            &dir,
+            "canvas_line",
+            &format!("c{i}"),
+            line.to_string().as_bytes(),
+        );
         let name = ["json", "cpp", "smiles"][*kind as usize];
         let pick = shipped.iter().position(|n| *n == name).unwrap_or(0) as u8;
         let mut bytes = vec![pick];
@@ -125,11 +153,24 @@ fn main() {
             })
             .collect();
         let line = json!({"id": i, "tokens": tokens});
-        write(&dir, "token_canvas_line", &format!("t{i}"), line.to_string().as_bytes());
+        write(
+            &dir,
+            "token_canvas_line",
+            &format!("t{i}"),
+            line.to_string().as_bytes(),
+        );
     }
     write(&dir, "tokenizer_json", "default", &tokenizer);
-    for (i, p) in files(&root.join("tests/hostile/tokenizer")).into_iter().enumerate() {
-        write(&dir, "tokenizer_json", &format!("h{i}"), &std::fs::read(&p).expect("file"));
+    for (i, p) in files(&root.join("tests/hostile/tokenizer"))
+        .into_iter()
+        .enumerate()
+    {
+        write(
+            &dir,
+            "tokenizer_json",
+            &format!("h{i}"),
+            &std::fs::read(&p).expect("file"),
+        );
     }
 
     // The tiny checkpoints' headers with the first bytes of their data: the loader's header,
@@ -138,7 +179,12 @@ fn main() {
         let bytes = std::fs::read(root.join("tests/data").join(name).join("model.safetensors"))
             .expect("fixture");
         let n = u64::from_le_bytes(bytes[..8].try_into().expect("8 bytes")) as usize;
-        write(&dir, "checkpoint", name, &bytes[..(8 + n + 256).min(bytes.len())]);
+        write(
+            &dir,
+            "checkpoint",
+            name,
+            &bytes[..(8 + n + 256).min(bytes.len())],
+        );
     }
     eprintln!("seed corpora written to {}", dir.display());
 }

@@ -29,7 +29,9 @@ fn rss_kib() -> u64 {
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let spec = args.get(1).map_or("json", String::as_str);
-    let checks: usize = args.get(2).map_or(1_000_000, |s| s.parse().expect("CHECKS"));
+    let checks: usize = args
+        .get(2)
+        .map_or(1_000_000, |s| s.parse().expect("CHECKS"));
     let texts: Vec<Vec<u8>> = match spec {
         "cpp" => corpus::humaneval_cpp()
             .into_iter()

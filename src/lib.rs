@@ -1,9 +1,80 @@
 #![warn(missing_docs)]
 //! lacuna: grammar-constrained decoding for diffusion and infilling language models.
 //!
-//! See `DESIGN.md` for the data flow: a grammar is normalized once ([`grammar`]); a canvas
-//! with holes becomes a lexeme automaton; the two meet in the emptiness search of
-//! [`intersect`], whose witness yields a completion.
+//! A diffusion model fills the positions of its output in any order. At every step lacuna
+//! tells its sampler whether the partial output (a *canvas*: filled positions and masked ones)
+//! can still be completed to a word of a context-free grammar, and exactly which tokens may
+//! stand at a masked position. `DESIGN.md` describes the method; this page, the library's face.
+//!
+//! # The public face
+//!
+//! - [`grammar`]: a grammar from a spec ([`grammar::spec::load`]: `json`, `cpp`, `smiles`, a
+//!   `.lark` file, a JSON Schema file), from Lark text ([`grammar::lark::parse`]), from a JSON
+//!   Schema ([`grammar::schema::compile`]), or built in code ([`grammar::GrammarBuilder`]).
+//! - [`canvas`]: text canvases ([`canvas::Canvas`]: bytes, masks, end of output), token
+//!   canvases ([`canvas::tokens::TokenCanvas`]: ids and masks), and the JSON-lines formats of
+//!   `lacuna check` and `lacuna mask`.
+//! - [`vocab`]: a tokenizer's vocabulary: every id's bytes, its end-of-output ids, the ids that
+//!   may never appear in an output.
+//! - [`checker`]: the [`checker::Checker`] of one grammar: `check`, `complete`, the valid-token
+//!   mask of a position (`allowed`), joint steps (`validate`, `commit`).
+//! - [`deadline`]: a wall-clock deadline and a cancellation flag for any call of a checker.
+//! - [`diffusion`] and [`train`] (feature `models`): LLaDA and Dream on candle, their samplers,
+//!   generation under a constraint, and training small models.
+//!
+//! Everything else (the lexer over canvases, the emptiness search, the completion search) is
+//! private: it changes as the method does.
+//!
+//! # Features
+//!
+//! | feature | default | what it adds |
+//! | --- | --- | --- |
+//! | `cli` | yes | the `lacuna` command (clap), and with it `embedded-model` |
+//! | `embedded-model` | via `cli` | the 17 MB default model compiled in ([`diffusion::default_model`]) |
+//! | `models` | via `cli` | [`diffusion`], [`train`]: candle, tokenizers |
+//! | `cuda` | no | the models on NVIDIA GPUs |
+//!
+//! `cargo build --no-default-features` builds the core (grammars, canvases, vocabularies,
+//! the checker) with none of candle, tokenizers, clap or the model. Every public type is
+//! `Send` and `Sync`; a [`checker::Checker`] is `&mut` per call, so a worker thread owns one.
+//!
+//! # Untrusted input
+//!
+//! Every input lacuna reads may come from someone who wrote it carelessly or to break it:
+//! grammar files, regexes inside them, JSON Schemas, canvas and token-canvas lines,
+//! tokenizer files, model folders (config and safetensors), training files, command-line
+//! arguments. Each is read under the limits below. An exhausted limit is an error that names
+//! the limit and where the input broke it (file, line:column, JSON pointer, canvas line,
+//! tensor), or, for a question about a canvas, the answer `unknown` (never a guess); never a
+//! panic, a hang, or unbounded memory. A line-oriented command reports a bad line and goes on.
+//!
+//! # Limits
+//!
+//! | input | limit | value |
+//! | --- | --- | --- |
+//! | Lark grammar | nesting of groups | 64 levels |
+//! | | repetition count (`~ n`, `~ n..m`) | 10,000 |
+//! | | rule alternatives after expanding repetitions and templates | 500,000 |
+//! | | one regex or literal | 1 MiB of text |
+//! | every pattern (Lark, schema `pattern`) | Thompson NFA, counted repetitions written out | 16 MiB |
+//! | all terminals together | lexer NFA / DFA | 64 MiB / 256 MiB |
+//! | JSON Schema | nesting | 128 levels |
+//! | | `$ref` / `allOf` expansions | 100,000 per schema |
+//! | | `allOf` merge depth, `oneOf`/`anyOf` alternatives | 32 / 256 |
+//! | | array positions written out (`minItems`, `prefixItems`) | 1,024 |
+//! | | string length bounds written out | 256 |
+//! | | grammar rules | 200,000 |
+//! | vocabulary | ids | 2²⁴ |
+//! | a check ([`checker::Budgets`]) | search work | 4,000,000 items considered |
+//! | | lexeme automaton of one canvas | 500,000 states |
+//! | | lexer configurations and hole sets kept | 200,000 each (emptied at half) |
+//! | | completion search | 2,000,000 nodes |
+//! | | one mask | 512 checks, 16 × the search work, 2 s |
+//! | | any call | the caller's [`deadline::Deadline`] |
+//! | a checker's caches by chunk text | entries / key bytes | 24,576 / 64 MiB |
+//! | `lacuna check`, `lacuna mask` | grammars kept per run | 16 (least recently used dropped) |
+//! | | positions of a token canvas line | 131,072 (`--max-positions`) |
+//! | `lacuna generate` | `--length` + prompt | the model's context |
 
 pub mod canvas;
 pub mod checker;

@@ -118,3 +118,22 @@ fn a_deadline_or_a_cancelled_flag_makes_a_check_unknown_and_a_later_one_definite
     let out = checker.complete_text(&text).unwrap().unwrap();
     assert!(serde_json::from_slice::<serde_json::Value>(&out).is_ok());
 }
+
+#[test]
+fn the_core_types_can_move_to_and_be_shared_between_threads() {
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<Checker>();
+    send_sync::<lacuna::grammar::Grammar>();
+    send_sync::<lacuna::vocab::Vocabulary>();
+    send_sync::<lacuna::canvas::Canvas>();
+    send_sync::<lacuna::canvas::tokens::TokenCanvas>();
+    send_sync::<Deadline>();
+    send_sync::<lacuna::checker::Allowed>();
+    // A checker works on a worker thread, as a server or a Python binding with the GIL
+    // released would use it.
+    let mut checker = Checker::from_spec("json").unwrap();
+    let verdict = std::thread::spawn(move || checker.accepts(b"[1, 2]"))
+        .join()
+        .unwrap();
+    assert!(verdict);
+}

@@ -2,7 +2,8 @@
 //! model's vocabulary → a check and a mask of the first masked position (JSON grammar).
 #![no_main]
 
-use std::sync::{Arc, OnceLock};
+use std::cell::RefCell;
+use std::sync::Arc;
 use std::time::Duration;
 
 use lacuna::canvas::token_lines::parse_token_canvas_line;
@@ -11,14 +12,15 @@ use lacuna::deadline::Deadline;
 use lacuna::vocab::Vocabulary;
 use libfuzzer_sys::fuzz_target;
 
-fn vocab() -> Arc<Vocabulary> {
-    static VOCAB: OnceLock<Arc<Vocabulary>> = OnceLock::new();
-    VOCAB
-        .get_or_init(|| {
-            let json = include_bytes!("../../models/default/tokenizer.json");
-            Arc::new(Vocabulary::from_tokenizer_json(json, &[], "default").unwrap())
-        })
-        .clone()
+thread_local! {
+    /// One checker for every input, as `lacuna mask` keeps one per run: building it (the
+    /// vocabulary's trie) costs far more than an input.
+    static CHECKER: RefCell<Checker> = RefCell::new({
+        let json = include_bytes!("../../models/default/tokenizer.json");
+        let vocab = Vocabulary::from_tokenizer_json(json, &[], "default").unwrap();
+        Checker::with_vocabulary(lacuna::grammar::spec::load("json").unwrap(), Arc::new(vocab))
+            .unwrap()
+    });
 }
 
 fuzz_target!(|data: &[u8]| {
@@ -28,15 +30,16 @@ fuzz_target!(|data: &[u8]| {
     let Ok(line) = parse_token_canvas_line(text) else {
         return;
     };
-    let vocab = vocab();
-    if line.check_ids(&vocab).is_err() || line.canvas.len() > 64 {
-        return;
-    }
-    let mut checker = Checker::with_vocabulary(lacuna::grammar::spec::load("json").unwrap(), vocab)
-        .unwrap();
-    checker.set_deadline(Deadline::after(Duration::from_secs(2)));
-    let _ = checker.check_tokens(&line.canvas);
-    if let Some(position) = line.canvas.cells.iter().position(Option::is_none) {
-        let _ = checker.allowed(&line.canvas, position);
-    }
+    CHECKER.with(|checker| {
+        let mut checker = checker.borrow_mut();
+        let vocab = checker.vocabulary().unwrap().clone();
+        if line.check_ids(&vocab).is_err() || line.canvas.len() > 24 {
+            return;
+        }
+        checker.set_deadline(Deadline::after(Duration::from_secs(2)));
+        let _ = checker.check_tokens(&line.canvas);
+        if let Some(position) = line.canvas.cells.iter().position(Option::is_none) {
+            let _ = checker.allowed(&line.canvas, position);
+        }
+    });
 });

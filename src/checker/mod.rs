@@ -29,7 +29,9 @@ pub use tokens::Allowed;
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CheckVerdict {
+    /// Some filling of the holes is a word of the grammar.
     Completable,
+    /// No filling of the holes is a word of the grammar.
     NotCompletable,
     /// A work budget ran out: neither answer could be shown.
     Unknown,
@@ -38,11 +40,13 @@ pub enum CheckVerdict {
 /// A verdict with what it cost.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Check {
+    /// The answer.
     pub verdict: CheckVerdict,
     /// States of the minimized lexeme DFA (0 when lexing ran out of budget).
     pub dfa_states: usize,
     /// Items the emptiness search settled (0 when lexing ran out of budget).
     pub items: u64,
+    /// Wall-clock time of the check, in microseconds.
     pub micros: u64,
 }
 
@@ -50,14 +54,17 @@ pub struct Check {
 #[derive(Debug, Error)]
 pub enum CheckerError {
     #[error(transparent)]
+    /// The grammar is not valid (see [`GrammarError`]).
     Grammar(#[from] GrammarError),
     #[error(transparent)]
+    /// The grammar's terminals do not make a lexer within its limits.
     Lexicon(#[from] LexiconError),
 }
 
 /// Budgets of one check.
 #[derive(Clone, Copy, Debug)]
 pub struct Budgets {
+    /// Limits of the lexer: configurations kept, states of one canvas's automaton.
     pub lexing: LexLimits,
     /// Work units of the emptiness search.
     pub search: u64,
@@ -69,7 +76,9 @@ pub struct Budgets {
     /// deadline). The tokens of effects past any of these are `unknown`: never a guess, but
     /// past the deadline which ones depends on the machine's speed.
     pub mask_checks: usize,
+    /// The search work one mask's checks may spend together, in multiples of `search`.
     pub mask_work_factor: u64,
+    /// The wall-clock time one mask may take (`None`: no deadline of its own).
     pub mask_deadline: Option<std::time::Duration>,
     /// The work of a mask's one search over every path of the position (in multiples of
     /// `search`); past it the mask is decided by one check per effect. That search is
@@ -133,10 +142,12 @@ impl std::fmt::Debug for Checker {
 }
 
 impl Checker {
+    /// A checker with the default [`Budgets`].
     pub fn new(grammar: Grammar) -> Result<Checker, CheckerError> {
         Self::with_budgets(grammar, Budgets::default())
     }
 
+    /// A checker with the given budgets.
     pub fn with_budgets(grammar: Grammar, budgets: Budgets) -> Result<Checker, CheckerError> {
         let normal = NormalGrammar::from_grammar(&grammar);
         let lexer = HoleyLexer::new(&grammar, budgets.lexing)?;
@@ -174,6 +185,7 @@ impl Checker {
         Self::new(spec::load(spec_text)?)
     }
 
+    /// The grammar the checker was built for.
     pub fn grammar(&self) -> &Grammar {
         &self.grammar
     }
@@ -363,7 +375,9 @@ fn chain_dfa(tokens: &[smallvec::SmallVec<[Lexeme; 2]>]) -> LexemeDfa {
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
 pub enum CompletionError {
     #[error("a work budget ran out before a completion was found")]
+    /// A work budget, or the caller's deadline, ran out before a completion was found.
     Budget,
     #[error("internal error: the completion {0:?} failed its re-check")]
+    /// A bug: the completion found does not pass the independent re-check (the text is given).
     Recheck(String),
 }

@@ -27,6 +27,7 @@ use crate::vocab::{TokenId, TokenKind, TokenMask, Vocabulary};
 /// One position's mask, with what it cost.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Allowed {
+    /// The masked position the mask is for.
     pub position: usize,
     /// The ids that keep the canvas completable.
     pub mask: TokenMask,
@@ -42,6 +43,7 @@ pub struct Allowed {
     /// Whether the effects were decided by one check each (the one-search route ran out of
     /// budget).
     pub by_checks: bool,
+    /// Wall-clock time of the mask, in microseconds.
     pub micros: u64,
 }
 

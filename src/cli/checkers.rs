@@ -94,6 +94,7 @@ impl Checkers {
     }
 
     /// How many specs are kept now.
+    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.by_spec.len()
     }

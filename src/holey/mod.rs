@@ -75,6 +75,7 @@ pub struct HoleyLexer {
 }
 
 impl HoleyLexer {
+    /// A lexer for `grammar`'s terminals, within `limits`.
     pub fn new(grammar: &Grammar, limits: LexLimits) -> Result<Self, LexiconError> {
         let lexicon = Lexicon::new(grammar)?;
         let min_cost = lexicon.shortest_lengths(grammar.terminals().len());
@@ -114,6 +115,7 @@ impl HoleyLexer {
         self.tokens.as_ref()
     }
 
+    /// The grammar's lexer, as one DFA over byte classes.
     pub fn lexicon(&self) -> &Lexicon {
         &self.lexicon
     }

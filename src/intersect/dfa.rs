@@ -19,9 +19,13 @@ pub const MAX_STATES: usize = 1 << 20;
 /// One transition `from --terminal--> to`, priced `cost`.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Edge {
+    /// The state the edge leaves.
     pub from: StateId,
+    /// The lexeme it reads.
     pub terminal: TerminalId,
+    /// The state it enters.
     pub to: StateId,
+    /// What taking it costs (bytes a completion writes).
     pub cost: u32,
 }
 
@@ -139,22 +143,27 @@ impl LexemeDfa {
         }
     }
 
+    /// Number of states (ids are `0..n`).
     pub fn num_states(&self) -> usize {
         self.num_states
     }
 
+    /// The start state.
     pub fn start(&self) -> StateId {
         self.start
     }
 
+    /// Whether `q` accepts.
     pub fn is_accepting(&self, q: StateId) -> bool {
         self.accepting[q as usize]
     }
 
+    /// Every edge.
     pub fn edges(&self) -> &[Edge] {
         &self.edges
     }
 
+    /// Edge `i`.
     pub fn edge(&self, i: u32) -> &Edge {
         &self.edges[i as usize]
     }

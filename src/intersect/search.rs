@@ -269,6 +269,7 @@ impl CostQueue {
 }
 
 impl Searcher {
+    /// An empty workspace.
     pub fn new() -> Self {
         Self::default()
     }

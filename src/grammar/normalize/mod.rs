@@ -32,8 +32,11 @@ use crate::grammar::{Grammar, Symbol};
 /// for measuring what each pass buys.
 #[derive(Debug, Clone)]
 pub struct NormalizeOptions {
+    /// Substitute aliases and inline single-use nonterminals (pass 2).
     pub inline: bool,
+    /// Left-factor alternatives that share a prefix (pass 3).
     pub left_factor: bool,
+    /// Name shared 2-grams once, most frequent first (pass 4).
     pub share_bigrams: bool,
 }
 
@@ -50,14 +53,18 @@ impl Default for NormalizeOptions {
 /// Sizes of a grammar, raw or normalized.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct GrammarSize {
+    /// Nonterminals.
     pub nonterminals: usize,
+    /// Productions (alternatives).
     pub productions: usize,
+    /// Terminals.
     pub terminals: usize,
     /// Total number of symbols on all right-hand sides.
     pub rhs_symbols: usize,
 }
 
 impl GrammarSize {
+    /// The size of a grammar as written.
     pub fn of_grammar(g: &Grammar) -> Self {
         GrammarSize {
             nonterminals: g.nonterminals().len(),
@@ -67,6 +74,7 @@ impl GrammarSize {
         }
     }
 
+    /// The size of a grammar after normalization.
     pub fn of_normal(n: &NormalGrammar) -> Self {
         let mut used = vec![false; n.num_terminals()];
         for &(_, t) in n.terminal_rules() {

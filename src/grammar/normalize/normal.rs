@@ -106,6 +106,7 @@ impl NormalGrammar {
         NonterminalId(0)
     }
 
+    /// Number of nonterminals (ids are `0..n`).
     pub fn num_nonterminals(&self) -> usize {
         self.names.len()
     }
@@ -115,6 +116,7 @@ impl NormalGrammar {
         self.num_terminals
     }
 
+    /// The nonterminal's name (generated names end in `#k`).
     pub fn name(&self, n: NonterminalId) -> &str {
         &self.names[n.index()]
     }
@@ -127,18 +129,22 @@ impl NormalGrammar {
             + self.binary_rules.len()
     }
 
+    /// Rules `A → a`.
     pub fn terminal_rules(&self) -> &[(NonterminalId, TerminalId)] {
         &self.terminal_rules
     }
 
+    /// Nonterminals with a rule `A → ε`.
     pub fn epsilon_rules(&self) -> &[NonterminalId] {
         &self.epsilon_rules
     }
 
+    /// Rules `A → B`.
     pub fn unit_rules(&self) -> &[(NonterminalId, NonterminalId)] {
         &self.unit_rules
     }
 
+    /// Rules `A → B C`.
     pub fn binary_rules(&self) -> &[(NonterminalId, NonterminalId, NonterminalId)] {
         &self.binary_rules
     }
