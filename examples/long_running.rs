@@ -7,7 +7,6 @@
 //! `cargo run --release --example long_running -- [json|cpp] [CHECKS]`
 
 #[path = "../tests/corpus/mod.rs"]
-#[allow(dead_code)]
 mod corpus;
 
 use std::time::Instant;

@@ -52,6 +52,7 @@
 //!
 //! | input | limit | value |
 //! | --- | --- | --- |
+//! | files read | a `.lark` or schema file / `tokenizer.json` / a model folder's JSON | 64 MiB / 128 MiB / 16 MiB |
 //! | Lark grammar | nesting of groups | 64 levels |
 //! | | repetition count (`~ n`, `~ n..m`) | 10,000 |
 //! | | rule alternatives after expanding repetitions and templates | 500,000 |
@@ -74,7 +75,11 @@
 //! | a checker's caches by chunk text | entries / key bytes | 24,576 / 64 MiB |
 //! | `lacuna check`, `lacuna mask` | grammars kept per run | 16 (least recently used dropped) |
 //! | | positions of a token canvas line | 131,072 (`--max-positions`) |
+//! | | one input line | 64 MiB |
 //! | `lacuna generate` | `--length` + prompt | the model's context |
+//! | | `--steps` | 1 to `--length` |
+//! | `lacuna train` | corpus / one line / one prompt or answer | 1 GiB / 1 MiB / 16 KiB |
+//! | | parameters / `--batch-tokens` / `--max-len` / `--minutes` | 2²⁸ / 2²⁰ / 8,192 / 10⁶ |
 
 pub mod canvas;
 pub mod checker;

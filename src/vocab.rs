@@ -16,6 +16,9 @@
 //! token that holds half of a UTF-8 sequence yields exactly those bytes. SentencePiece-style
 //! vocabularies map `<0xHH>` to byte HH and `▁` to a space. Added tokens yield their content.
 
+use std::io::Read;
+use std::path::Path;
+
 use serde_json::Value;
 use thiserror::Error;
 
@@ -24,6 +27,49 @@ pub type TokenId = u32;
 
 /// The largest vocabulary accepted (ids are `u32`; real vocabularies are below 300k).
 pub const MAX_VOCAB: usize = 1 << 24;
+
+/// The largest `tokenizer.json` read, in bytes (128 MiB): real ones are at most tens of MiB
+/// (Qwen's is 7 MiB), and a file that never ends (`/dev/zero`) must not be read whole.
+pub const MAX_TOKENIZER_BYTES: u64 = 128 << 20;
+
+/// Reads the file at `path` whole, refusing one larger than `limit` bytes with an error that
+/// gives the limit and `what` the file is (e.g. "tokenizer files"). A regular file is sized
+/// before it is read; anything else (a pipe, `/dev/zero`) is read up to one byte past the
+/// limit, never further. Errors are the I/O error's own (a missing file, a directory), or one
+/// of kind [`std::io::ErrorKind::FileTooLarge`]; callers add the path.
+pub(crate) fn read_bounded(path: &Path, limit: u64, what: &str) -> std::io::Result<Vec<u8>> {
+    let too_large = || {
+        std::io::Error::new(
+            std::io::ErrorKind::FileTooLarge,
+            format!("larger than {}, the limit for {what}", human_bytes(limit)),
+        )
+    };
+    let file = std::fs::File::open(path)?;
+    let meta = file.metadata()?;
+    let mut buf = Vec::new();
+    if meta.is_file() {
+        if meta.len() > limit {
+            return Err(too_large());
+        }
+        // One byte more, so that reading to the end needs no second allocation.
+        buf.reserve_exact(meta.len() as usize + 1);
+    }
+    file.take(limit.saturating_add(1)).read_to_end(&mut buf)?;
+    if buf.len() as u64 > limit {
+        return Err(too_large());
+    }
+    Ok(buf)
+}
+
+/// `n` bytes in words: `64 MiB`, `1 GiB`, or a count of bytes.
+pub(crate) fn human_bytes(n: u64) -> String {
+    match n {
+        n if n >= 1 << 30 && n % (1 << 30) == 0 => format!("{} GiB", n >> 30),
+        n if n >= 1 << 20 && n % (1 << 20) == 0 => format!("{} MiB", n >> 20),
+        n if n >= 1 << 10 && n % (1 << 10) == 0 => format!("{} KiB", n >> 10),
+        n => format!("{n} bytes"),
+    }
+}
 
 /// Names of end-of-output tokens recognized when none are given, across model families.
 pub const EOS_NAMES: [&str; 10] = [
@@ -417,6 +463,24 @@ pub(crate) fn sentencepiece(token: &str) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bounded_reads_stop_at_the_limit() {
+        let dir = std::env::temp_dir().join(format!("lacuna-vocab-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("ten.txt");
+        std::fs::write(&file, b"0123456789").unwrap();
+        assert_eq!(read_bounded(&file, 10, "tests").unwrap(), b"0123456789");
+        let e = read_bounded(&file, 9, "tests").unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::FileTooLarge);
+        assert_eq!(e.to_string(), "larger than 9 bytes, the limit for tests");
+        // A stream that never ends is read one byte past the limit, no further.
+        let e = read_bounded(Path::new("/dev/zero"), 1 << 20, "tests").unwrap_err();
+        assert_eq!(e.to_string(), "larger than 1 MiB, the limit for tests");
+        assert!(read_bounded(&dir, 10, "tests").is_err(), "a directory");
+        assert!(read_bounded(&dir.join("missing"), 10, "tests").is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn masks_use_the_sampler_layout() {

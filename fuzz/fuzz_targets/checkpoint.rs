@@ -11,9 +11,13 @@ use libfuzzer_sys::fuzz_target;
 fn folder() -> &'static PathBuf {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
-        let dir = std::env::temp_dir().join(format!("lacuna-fuzz-checkpoint-{}", std::process::id()));
+        let dir =
+            std::env::temp_dir().join(format!("lacuna-fuzz-checkpoint-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let config = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/data/llada-tiny/config.json");
+        let config = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../tests/data/llada-tiny/config.json"
+        );
         std::fs::copy(config, dir.join("config.json")).unwrap();
         dir
     })

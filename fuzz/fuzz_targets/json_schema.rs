@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use lacuna::canvas::HoleyText;
-use lacuna::checker::Checker;
+use lacuna::checker::{CheckVerdict, Checker};
 use lacuna::deadline::Deadline;
 use lacuna::grammar::schema::{compile_str, SchemaOptions};
 use libfuzzer_sys::fuzz_target;
@@ -26,7 +26,13 @@ fuzz_target!(|data: &[u8]| {
             chunks: vec![Vec::new(), Vec::new()],
         };
         if let Ok(Some(out)) = checker.complete_text(&hole) {
-            assert!(checker.accepts(&out), "completion {out:?} is not accepted");
+            checker.set_deadline(Deadline::never());
+            let again = checker.check_text(&HoleyText::solid(&out)).verdict;
+            assert_ne!(
+                again,
+                CheckVerdict::NotCompletable,
+                "completion {out:?} is refused"
+            );
             assert!(
                 serde_json::from_slice::<serde_json::Value>(&out).is_ok(),
                 "completion {out:?} is not JSON"

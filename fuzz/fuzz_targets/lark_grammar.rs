@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use lacuna::canvas::HoleyText;
-use lacuna::checker::Checker;
+use lacuna::checker::{CheckVerdict, Checker};
 use lacuna::deadline::Deadline;
 use lacuna::grammar::lark;
 use libfuzzer_sys::fuzz_target;
@@ -26,6 +26,12 @@ fuzz_target!(|data: &[u8]| {
     };
     checker.check_text(&hole);
     if let Ok(Some(out)) = checker.complete_text(&hole) {
-        assert!(checker.accepts(&out), "completion {out:?} is not accepted");
+        checker.set_deadline(Deadline::never());
+        let again = checker.check_text(&HoleyText::solid(&out)).verdict;
+        assert_ne!(
+            again,
+            CheckVerdict::NotCompletable,
+            "completion {out:?} is refused"
+        );
     }
 });

@@ -29,9 +29,12 @@ pub enum CanvasLineError {
     /// The line is JSON but not an object.
     #[error("expected a JSON object with a `canvas` array")]
     NotAnObject,
-    /// The object has no `canvas` array (or `canvas` is not an array).
-    #[error("missing field `canvas`")]
+    /// The object has no `canvas` field.
+    #[error("missing field `canvas` (an array of cells)")]
     MissingCanvas,
+    /// `canvas` is not an array; holds the JSON type found.
+    #[error("field `canvas` must be an array of cells, found {0}")]
+    CanvasNotArray(&'static str),
     /// `grammar` is present and neither a string nor `null`.
     #[error("field `grammar` must be a string")]
     GrammarNotString,
@@ -57,8 +60,10 @@ pub fn parse_canvas_line(line: &str) -> Result<CanvasLine, CanvasLineError> {
         Some(Value::String(s)) => Some(s.clone()),
         Some(_) => return Err(CanvasLineError::GrammarNotString),
     };
-    let Some(Value::Array(items)) = obj.get("canvas") else {
-        return Err(CanvasLineError::MissingCanvas);
+    let items = match obj.get("canvas") {
+        Some(Value::Array(items)) => items,
+        Some(other) => return Err(CanvasLineError::CanvasNotArray(json_type(other))),
+        None => return Err(CanvasLineError::MissingCanvas),
     };
     let cells = items
         .iter()
@@ -72,6 +77,18 @@ pub fn parse_canvas_line(line: &str) -> Result<CanvasLine, CanvasLineError> {
         grammar,
         canvas: Canvas::new(cells),
     })
+}
+
+/// The JSON type of a value, for messages (the value itself may be huge).
+pub(crate) fn json_type(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
 }
 
 fn cell(item: &Value) -> Result<Cell, String> {

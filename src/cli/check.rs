@@ -14,7 +14,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::checkers::{
-    answer_lines, load_vocabulary, open_input, spec_of, utf8, Checkers, LineAnswer,
+    answer_lines, id_of, load_vocabulary, open_input, spec_of, utf8, Checkers, LineAnswer,
     DEFAULT_MAX_POSITIONS,
 };
 use crate::canvas::token_lines::{parse_token_canvas_line_limited, TokenLineErrorKind};
@@ -168,13 +168,6 @@ fn check_token_line(
 }
 
 /// The `id` of a line that could not be read as a canvas, if it is a JSON object.
-fn id_of(text: &str) -> Value {
-    serde_json::from_str::<Value>(text)
-        .ok()
-        .and_then(|v| v.get("id").cloned())
-        .unwrap_or(Value::Null)
-}
-
 impl Summary {
     fn add(&mut self, check: &Check) {
         self.micros.push(check.micros);

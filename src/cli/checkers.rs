@@ -22,12 +22,32 @@ use crate::vocab::{VocabError, Vocabulary};
 /// The longest token canvas read by default (`--max-positions`).
 pub const DEFAULT_MAX_POSITIONS: usize = 131_072;
 
-/// The input: standard input for `None` or `-`, else the named file.
-pub fn open_input(file: Option<&str>) -> Result<Box<dyn Read>, String> {
+/// The longest input line read, in bytes: far above any canvas (a token canvas of
+/// `DEFAULT_MAX_POSITIONS` ids is about 1 MB), far below what would strain memory.
+pub const MAX_LINE_BYTES: usize = 64 << 20;
+
+/// The lines a command reads: a name for messages, and the stream.
+pub struct Input {
+    name: String,
+    reader: Box<dyn Read>,
+}
+
+/// The input: standard input for `None` or `-`, else the named file (not a directory).
+pub fn open_input(file: Option<&str>) -> Result<Input, String> {
     Ok(match file {
-        None | Some("-") => Box::new(std::io::stdin()),
+        None | Some("-") => Input {
+            name: "standard input".into(),
+            reader: Box::new(std::io::stdin()),
+        },
         Some(path) => {
-            Box::new(std::fs::File::open(path).map_err(|e| format!("cannot open {path}: {e}"))?)
+            let f = std::fs::File::open(path).map_err(|e| format!("cannot open {path}: {e}"))?;
+            if f.metadata().is_ok_and(|m| m.is_dir()) {
+                return Err(format!("cannot read {path}: it is a directory"));
+            }
+            Input {
+                name: path.to_string(),
+                reader: Box::new(f),
+            }
         }
     })
 }
@@ -35,7 +55,12 @@ pub fn open_input(file: Option<&str>) -> Result<Box<dyn Read>, String> {
 /// Reads the vocabulary of a `tokenizer.json`; `eos` names its end-of-output tokens (the usual
 /// names when empty).
 pub fn load_vocabulary(path: &str, eos: &[String]) -> Result<Arc<Vocabulary>, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot read tokenizer {path}: {e}"))?;
+    let bytes = crate::vocab::read_bounded(
+        std::path::Path::new(path),
+        crate::vocab::MAX_TOKENIZER_BYTES,
+        "tokenizer files",
+    )
+    .map_err(|e| format!("cannot read tokenizer {path}: {e}"))?;
     let names: Vec<&str> = eos.iter().map(String::as_str).collect();
     match Vocabulary::from_tokenizer_json(&bytes, &names, path) {
         Ok(v) => Ok(Arc::new(v)),
@@ -134,16 +159,41 @@ pub type LineAnswer = Result<serde_json::Result<String>, (Value, String)>;
 
 /// Reads `input` line by line (blank lines skipped) and writes one JSON line to standard output
 /// for each: `answer(line)`, or an [`ErrorLine`] where it failed, after which the run goes on.
-/// Returns the number of lines that failed.
+/// Returns the number of lines that failed. A line longer than [`MAX_LINE_BYTES`] ends the
+/// run with an error naming it: no canvas is that long, and a stream without line breaks
+/// (`/dev/zero`) must not be buffered whole.
 pub fn answer_lines(
-    input: Box<dyn Read>,
+    input: Input,
     mut answer: impl FnMut(&[u8]) -> LineAnswer,
+) -> Result<usize, String> {
+    answer_lines_limited(input, MAX_LINE_BYTES, &mut answer)
+}
+
+fn answer_lines_limited(
+    input: Input,
+    max_line: usize,
+    answer: &mut impl FnMut(&[u8]) -> LineAnswer,
 ) -> Result<usize, String> {
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let mut errors = 0;
-    for (n, line) in BufReader::new(input).split(b'\n').enumerate() {
-        let line = line.map_err(|e| format!("cannot read input: {e}"))?;
+    let name = input.name;
+    let mut reader = BufReader::new(input.reader);
+    let mut line = Vec::new();
+    for n in 0.. {
+        line.clear();
+        match read_line(&mut reader, &mut line, max_line)
+            .map_err(|e| format!("cannot read {name} at line {}: {e}", n + 1))?
+        {
+            LineRead::End => break,
+            LineRead::TooLong => {
+                return Err(format!(
+                    "{name}: line {} is longer than {max_line} bytes (no canvas is); stopped",
+                    n + 1
+                ))
+            }
+            LineRead::Line => {}
+        }
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
@@ -164,9 +214,55 @@ pub fn answer_lines(
     Ok(errors)
 }
 
-/// A line as text; a line that is not UTF-8 gets an error without an id.
+enum LineRead {
+    Line,
+    End,
+    TooLong,
+}
+
+/// Reads one line (without its `\n`) into `buf`, holding at most `max` bytes of it.
+fn read_line(
+    reader: &mut impl BufRead,
+    buf: &mut Vec<u8>,
+    max: usize,
+) -> std::io::Result<LineRead> {
+    let mut any = false;
+    loop {
+        let chunk = reader.fill_buf()?;
+        if chunk.is_empty() {
+            return Ok(if any { LineRead::Line } else { LineRead::End });
+        }
+        any = true;
+        let (take, done) = match chunk.iter().position(|&b| b == b'\n') {
+            Some(i) => (i, true),
+            None => (chunk.len(), false),
+        };
+        if buf.len() + take > max {
+            return Ok(LineRead::TooLong);
+        }
+        buf.extend_from_slice(&chunk[..take]);
+        reader.consume(take + done as usize);
+        if done {
+            return Ok(LineRead::Line);
+        }
+    }
+}
+
+/// A line as text. A line that is not UTF-8 gets an error naming the byte, with the line's `id`
+/// where the rest of the line still reads as a JSON object.
 pub fn utf8(line: &[u8]) -> Result<&str, (Value, String)> {
-    std::str::from_utf8(line).map_err(|e| (Value::Null, format!("invalid UTF-8: {e}")))
+    std::str::from_utf8(line).map_err(|e| {
+        let id = id_of(&String::from_utf8_lossy(line));
+        (id, format!("invalid UTF-8 at byte {}", e.valid_up_to()))
+    })
+}
+
+/// The `id` of a line that reads as a JSON object; `null` otherwise.
+pub fn id_of(text: &str) -> Value {
+    serde_json::from_str::<Value>(text)
+        .ok()
+        .and_then(|v| v.get("id").cloned())
+        .unwrap_or(Value::Null)
 }
 
 #[cfg(test)]
@@ -194,5 +290,37 @@ mod tests {
         assert!(first.contains("missing.lark"), "{first}");
         assert_eq!(checkers.get(&missing).unwrap_err(), first);
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
+
+#[cfg(test)]
+mod line_tests {
+    use super::*;
+
+    #[test]
+    fn lines_are_read_whole_up_to_the_limit_and_no_further() {
+        let text = b"ab\n\ncde\nfghij";
+        let mut r = BufReader::with_capacity(2, &text[..]);
+        let mut lines = Vec::new();
+        let mut buf = Vec::new();
+        loop {
+            buf.clear();
+            match read_line(&mut r, &mut buf, 4).unwrap() {
+                LineRead::Line => lines.push(String::from_utf8(buf.clone()).unwrap()),
+                LineRead::End => break,
+                LineRead::TooLong => {
+                    lines.push("<too long>".into());
+                    break;
+                }
+            }
+        }
+        assert_eq!(lines, ["ab", "", "cde", "<too long>"]);
+    }
+
+    #[test]
+    fn a_line_that_is_not_utf8_keeps_its_id() {
+        let (id, e) = utf8(b"{\"id\": 7, \"canvas\": [\"\xff\"]}").unwrap_err();
+        assert_eq!(id, serde_json::json!(7));
+        assert!(e.contains("byte 22"), "{e}");
     }
 }

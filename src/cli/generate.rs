@@ -24,7 +24,7 @@ use crate::diffusion::{
 #[derive(Args, Debug)]
 pub struct GenerateArgs {
     /// Grammar the output must follow (json, smiles, cpp, FILE.lark, schema:PATH; +fence).
-    #[arg(long, short)]
+    #[arg(long, short, value_parser = Utf8Arg)]
     grammar: Option<String>,
     /// Checkpoint folder (config.json, *.safetensors, tokenizer.json); default: the
     /// embedded model.
@@ -35,7 +35,7 @@ pub struct GenerateArgs {
     tokenizer: Option<PathBuf>,
     /// The prompt (a user turn with --chat, else raw text); default: the prompt of the
     /// grammar's task, for models trained by lacuna.
-    #[arg(long)]
+    #[arg(long, value_parser = Utf8Arg)]
     prompt: Option<String>,
     /// Number of outputs (seeds seed, seed+1, ...).
     #[arg(short = 'n', long, default_value_t = 1)]
@@ -43,7 +43,7 @@ pub struct GenerateArgs {
     /// Generated positions; default: the task's length, else 128.
     #[arg(long, alias = "gen-length")]
     length: Option<usize>,
-    /// Denoising steps; default: one per position.
+    /// Denoising steps, at most one per generated position; default: one per position.
     #[arg(long)]
     steps: Option<usize>,
     /// LLaDA: semi-autoregressive block length; default: the largest of 32, 16 and 8 that
@@ -78,10 +78,10 @@ pub struct GenerateArgs {
     #[arg(long)]
     chat: bool,
     /// System prompt for --chat.
-    #[arg(long)]
+    #[arg(long, value_parser = Utf8Arg)]
     system: Option<String>,
     /// Start of the answer, after the prompt (e.g. "```json\n").
-    #[arg(long, default_value = "")]
+    #[arg(long, default_value = "", value_parser = Utf8Arg)]
     prefill: String,
     /// LLaDA: classifier-free guidance scale.
     #[arg(long, default_value_t = 0.0)]
@@ -107,6 +107,33 @@ pub struct GenerateArgs {
     /// Run on the first CUDA GPU (needs the `cuda` feature).
     #[arg(long)]
     cuda: bool,
+}
+
+/// A text argument read as given on the command line, so that one that is not UTF-8 is a
+/// usage error naming the argument (clap's own message for `String` arguments names none).
+#[derive(Clone, Copy, Debug)]
+struct Utf8Arg;
+
+impl clap::builder::TypedValueParser for Utf8Arg {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<String, clap::Error> {
+        value.to_str().map(str::to_string).ok_or_else(|| {
+            let name = arg.map_or_else(|| "an argument".to_string(), |a| format!("'{a}'"));
+            let lossy = value.to_string_lossy();
+            let shown: String = lossy.chars().take(40).collect();
+            clap::Error::raw(
+                clap::error::ErrorKind::InvalidUtf8,
+                format!("invalid value for {name}: not valid UTF-8 ({shown:?})\n"),
+            )
+            .with_cmd(cmd)
+        })
+    }
 }
 
 /// How a grammar steers generation.
@@ -138,17 +165,22 @@ struct Plan {
 
 pub fn run(args: GenerateArgs) -> Result<bool, String> {
     let s = |e: crate::diffusion::DiffusionError| e.to_string();
-    let loaded = load(&args)?;
-    let plan = plan(&args, &loaded)?;
-    let model = loaded.model.as_ref();
-    let template = ChatTemplate::for_family(model.family());
-    let mut eos = vec![model.eos_token_id()];
-    eos.extend(loaded.tokens.token_id(template.end_of_turn()));
-    let table = TokenTable::from_tokens(&loaded.tokens, &eos);
+    // The grammar first: a bad one is named before the model is loaded.
     let mut checker = match &args.grammar {
         Some(g) => Some(Checker::from_spec(g).map_err(|e| format!("--grammar {g}: {e}"))?),
         None => None,
     };
+    let loaded = load(&args)?;
+    let plan = plan(&args, &loaded)?;
+    let model = loaded.model.as_ref();
+    // The sampler's settings are checked once, not once per output.
+    sampler(&args, &plan, model.family())?
+        .begin(plan.prompt.len(), plan.length)
+        .map_err(s)?;
+    let template = ChatTemplate::for_family(model.family());
+    let mut eos = vec![model.eos_token_id()];
+    eos.extend(loaded.tokens.token_id(template.end_of_turn()));
+    let table = TokenTable::from_tokens(&loaded.tokens, &eos);
     let masking = !args.unconstrained && args.constraint != ConstraintMode::Reject;
     if let (true, Some(c)) = (masking, checker.as_mut()) {
         let vocab = loaded.tokens.vocabulary(&eos, model.vocab_size());
@@ -288,6 +320,13 @@ fn plan(args: &GenerateArgs, loaded: &LoadedModel) -> Result<Plan, String> {
             ));
         }
     }
+    let steps = args.steps.unwrap_or(length);
+    if steps == 0 || steps > length {
+        return Err(format!(
+            "--steps {steps}: must be from 1 to --length {length} (a step unmasks at least one \
+             position)"
+        ));
+    }
     let block = args.block.unwrap_or_else(|| default_block(length));
     let temperature = args
         .temperature
@@ -295,7 +334,7 @@ fn plan(args: &GenerateArgs, loaded: &LoadedModel) -> Result<Plan, String> {
     Ok(Plan {
         prompt,
         length,
-        steps: args.steps.unwrap_or(length),
+        steps,
         block,
         temperature,
     })
@@ -402,4 +441,50 @@ fn progress(count: usize) -> ProgressBar {
             .progress_chars("=> "),
     );
     bar
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cmd {
+        #[command(flatten)]
+        args: GenerateArgs,
+    }
+
+    fn parse(args: &[&str]) -> GenerateArgs {
+        let mut all = vec!["generate"];
+        all.extend_from_slice(args);
+        Cmd::try_parse_from(all).unwrap().args
+    }
+
+    #[test]
+    fn a_prompt_that_is_not_utf8_is_a_usage_error_naming_it() {
+        use std::os::unix::ffi::OsStringExt;
+        let argv = [
+            "generate".into(),
+            "--prompt".into(),
+            std::ffi::OsString::from_vec(vec![0xff, 0xfe]),
+        ];
+        let e = Cmd::try_parse_from(argv).err().unwrap();
+        assert_eq!(e.kind(), clap::error::ErrorKind::InvalidUtf8);
+        assert!(e.to_string().contains("'--prompt <PROMPT>'"), "{e}");
+        assert_eq!(parse(&["--prompt", "é"]).prompt.as_deref(), Some("é"));
+    }
+
+    #[test]
+    fn steps_are_bounded_by_the_length_before_any_schedule() {
+        let loaded = load_default(DType::F32, &Device::Cpu).unwrap();
+        let args = parse(&["--grammar", "smiles", "--steps", "18446744073709551615"]);
+        let e = plan(&args, &loaded).err().unwrap();
+        assert!(e.starts_with("--steps 18446744073709551615:"), "{e}");
+        let e = plan(&parse(&["--grammar", "smiles", "--steps", "0"]), &loaded)
+            .err()
+            .unwrap();
+        assert!(e.starts_with("--steps 0:"), "{e}");
+        let p = plan(&parse(&["--grammar", "smiles", "--steps", "8"]), &loaded).unwrap();
+        assert_eq!((p.steps, p.length), (8, 40));
+    }
 }

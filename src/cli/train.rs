@@ -9,6 +9,10 @@ use clap::Args;
 
 use crate::train::{train, TrainOptions};
 
+/// The longest `--minutes`: about two years, far past any run, and far inside what a
+/// [`Duration`] holds (a larger number of seconds would not convert).
+pub const MAX_MINUTES: f64 = 1e6;
+
 #[derive(Args, Debug)]
 pub struct TrainArgs {
     /// JSON lines: {"task": ..., "prompt": ..., "answer": ...}.
@@ -44,7 +48,7 @@ pub struct TrainArgs {
     seed: u64,
     #[arg(long, default_value_t = 200)]
     checkpoint_every: usize,
-    /// Stop after this many minutes, with a checkpoint (resume to go on).
+    /// Stop after this many minutes (at most 1,000,000), with a checkpoint (resume to go on).
     #[arg(long)]
     minutes: Option<f64>,
     /// Stop at this step, with a checkpoint (resume to go on).
@@ -72,12 +76,51 @@ pub fn run(a: TrainArgs) -> Result<bool, String> {
     o.progress = !a.quiet;
     o.stop_at = a.stop_at;
     if let Some(m) = a.minutes {
-        if !(m > 0.0 && m.is_finite()) {
-            return Err(format!("--minutes {m}: must be a positive number"));
-        }
-        o.time_limit = Some(Duration::from_secs_f64(m * 60.0));
+        o.time_limit = Some(time_limit(m)?);
     }
     let report = train(&o).map_err(|e| e.to_string())?;
     println!("{}", serde_json::to_string(&report).expect("json"));
     Ok(true)
+}
+
+/// `--minutes m` as a duration: a number above 0 and at most [`MAX_MINUTES`].
+fn time_limit(m: f64) -> Result<Duration, String> {
+    // `!(..)` so that NaN is refused too.
+    if !(m > 0.0 && m <= MAX_MINUTES) {
+        // 1e300 as 1e300, not as its 301 digits.
+        let shown = if m.abs() < 1e15 {
+            m.to_string()
+        } else {
+            format!("{m:e}")
+        };
+        return Err(format!(
+            "--minutes {shown}: must be a number above 0 and at most {MAX_MINUTES}"
+        ));
+    }
+    Ok(Duration::from_secs_f64(m * 60.0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn minutes_are_bounded_before_they_become_a_duration() {
+        assert_eq!(time_limit(1.5), Ok(Duration::from_secs(90)));
+        assert!(time_limit(MAX_MINUTES).is_ok());
+        for m in [
+            0.0,
+            -1.0,
+            f64::NAN,
+            f64::INFINITY,
+            1e300,
+            MAX_MINUTES * 1.01,
+        ] {
+            let e = time_limit(m).unwrap_err();
+            assert!(e.starts_with("--minutes"), "{e}");
+        }
+        assert!(time_limit(1e300)
+            .unwrap_err()
+            .starts_with("--minutes 1e300:"));
+    }
 }

@@ -18,12 +18,34 @@ pub const CONFIG_FILE: &str = "config.json";
 const SINGLE_FILE: &str = "model.safetensors";
 const INDEX_FILE: &str = "model.safetensors.index.json";
 
-/// Reads a JSON file into `T`; syntax errors and data errors (a missing or mistyped field,
-/// which serde names) both name the file.
+/// The largest JSON file of a checkpoint folder read (`config.json`, the shard index,
+/// `lacuna.json`), in bytes: 16 MiB, far above any real one (a few KiB; an index of
+/// thousands of tensors, a few hundred KiB).
+pub const MAX_JSON_BYTES: u64 = 16 << 20;
+
+/// Reads a JSON file (at most [`MAX_JSON_BYTES`]) into `T`; syntax errors and data errors (a
+/// missing or mistyped field, which serde names) both name the file.
 pub fn read_json<T: DeserializeOwned>(path: &Path) -> Result<T> {
-    let text = std::fs::read_to_string(path).map_err(|source| DiffusionError::Io {
+    read_json_limited(path, MAX_JSON_BYTES)
+}
+
+/// [`read_json`] for a file of at most `limit` bytes; a larger one (or one that never ends,
+/// such as `/dev/zero`) is an error naming the file and the limit.
+pub fn read_json_limited<T: DeserializeOwned>(path: &Path, limit: u64) -> Result<T> {
+    let io = |source| DiffusionError::Io {
         path: path.to_path_buf(),
         source,
+    };
+    let bytes =
+        crate::vocab::read_bounded(path, limit, "JSON files of a model folder").map_err(io)?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        io(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!(
+                "invalid UTF-8 at byte {} (JSON is UTF-8)",
+                e.utf8_error().valid_up_to()
+            ),
+        ))
     })?;
     parse_json(path, &text)
 }
@@ -37,14 +59,21 @@ pub fn parse_json<T: DeserializeOwned>(path: &Path, text: &str) -> Result<T> {
 fn json_error(path: &Path, text: &str, e: serde_json::Error) -> DiffusionError {
     if e.is_data() {
         let msg = e.to_string();
-        // serde names a missing field between backticks ("missing field `d_model`"); for a
-        // mistyped value, the field is the last key before the error's position.
-        let field = msg
-            .split('`')
-            .nth(1)
-            .map(str::to_string)
-            .or_else(|| key_before(text, e.line(), e.column()))
-            .unwrap_or_else(|| "?".to_string());
+        // Where the error is: the path of keys (and array indices) that leads to the value
+        // serde stopped at. A missing, unknown or duplicate field is named by serde between
+        // backticks, inside the object at that path; any other message (an invalid type or
+        // value) quotes the value between backticks, not the field, so that is not used.
+        let at = path_at(text, e.line(), e.column());
+        let named = ["missing field `", "unknown field `", "duplicate field `"]
+            .iter()
+            .find_map(|p| msg.strip_prefix(p))
+            .and_then(|rest| rest.split('`').next());
+        let field = match (named, at) {
+            (Some(f), Some(at)) if !at.is_empty() => format!("{at}.{f}"),
+            (Some(f), _) => f.to_string(),
+            (None, Some(at)) if !at.is_empty() => at,
+            (None, _) => "(the whole document)".to_string(),
+        };
         DiffusionError::Field {
             path: path.to_path_buf(),
             field,
@@ -58,18 +87,72 @@ fn json_error(path: &Path, text: &str, e: serde_json::Error) -> DiffusionError {
     }
 }
 
-/// The last JSON object key before (1-based) `line`/`column` of `text`.
-fn key_before(text: &str, line: usize, column: usize) -> Option<String> {
+/// The path (`tasks.smiles.length`, `losses[3]`) of the innermost value open at 1-based
+/// `line`/`column` of the JSON `text`: the keys of the objects and the indices of the arrays
+/// that contain that point. `None` if the point is outside the text.
+fn path_at(text: &str, line: usize, column: usize) -> Option<String> {
+    enum Frame {
+        Object(Option<String>),
+        Array(usize),
+    }
     let offset: usize = text
         .split_inclusive('\n')
         .take(line.saturating_sub(1))
         .map(str::len)
         .sum::<usize>()
         + column;
-    let head = text.get(..offset.min(text.len()))?;
-    let colon = head.rfind("\":")?;
-    let open = head[..colon].rfind('"')?;
-    Some(head[open + 1..colon].to_string())
+    let head = text.as_bytes().get(..offset.min(text.len()))?;
+    let mut stack: Vec<Frame> = Vec::new();
+    let mut last_string: Option<String> = None;
+    let mut i = 0;
+    while i < head.len() {
+        match head[i] {
+            b'"' => {
+                // A string: to its closing quote (escapes skipped), or to the end of `head`.
+                let start = i;
+                i += 1;
+                while i < head.len() && head[i] != b'"' {
+                    i += if head[i] == b'\\' { 2 } else { 1 };
+                }
+                let raw = String::from_utf8_lossy(&head[start..(i + 1).min(head.len())]);
+                last_string = Some(
+                    serde_json::from_str::<String>(&raw)
+                        .unwrap_or_else(|_| raw.trim_matches('"').to_string()),
+                );
+            }
+            b':' => {
+                if let Some(Frame::Object(key)) = stack.last_mut() {
+                    *key = last_string.take();
+                }
+            }
+            b',' => match stack.last_mut() {
+                Some(Frame::Object(key)) => *key = None,
+                Some(Frame::Array(n)) => *n += 1,
+                None => {}
+            },
+            b'{' => stack.push(Frame::Object(None)),
+            b'[' => stack.push(Frame::Array(0)),
+            b'}' | b']' => {
+                stack.pop();
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    let mut path = String::new();
+    for frame in &stack {
+        match frame {
+            Frame::Object(Some(key)) => {
+                if !path.is_empty() {
+                    path.push('.');
+                }
+                path.push_str(key);
+            }
+            Frame::Object(None) => {}
+            Frame::Array(n) => path.push_str(&format!("[{n}]")),
+        }
+    }
+    Some(path)
 }
 
 /// Reads the `model_type` field of a checkpoint's config.
@@ -350,6 +433,55 @@ mod tests {
         fn drop(&mut self) {
             let _ = std::fs::remove_file(&self.0);
         }
+    }
+
+    #[derive(Debug, Deserialize)]
+    #[allow(dead_code)]
+    struct Card {
+        tasks: HashMap<String, Task>,
+    }
+
+    #[derive(Debug, Deserialize)]
+    #[allow(dead_code)]
+    struct Task {
+        length: usize,
+    }
+
+    fn field_of(json: &str) -> String {
+        match parse_json::<Card>(Path::new("lacuna.json"), json) {
+            Err(DiffusionError::Field { field, .. }) => field,
+            other => panic!("{json}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn data_errors_name_the_field_not_the_value() {
+        assert_eq!(field_of(r#"{"tasks": 5}"#), "tasks");
+        assert_eq!(field_of("{\n  \"tasks\" :\n 5\n}"), "tasks");
+        assert_eq!(
+            field_of(r#"{"tasks": {"a": {"length": "x"}}}"#),
+            "tasks.a.length"
+        );
+        assert_eq!(field_of(r#"{"tasks": {"a": {}}}"#), "tasks.a.length");
+        assert_eq!(field_of(r#"{"x": "\"}", "y": [1, {"z": 2}]}"#), "tasks");
+        assert_eq!(field_of("5"), "(the whole document)");
+        #[derive(Debug, Deserialize)]
+        #[allow(dead_code)]
+        struct State {
+            losses: Vec<f32>,
+        }
+        match parse_json::<State>(Path::new("s.json"), r#"{"losses": [1, 2, "x"]}"#) {
+            Err(DiffusionError::Field { field, .. }) => assert_eq!(field, "losses[2]"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn json_files_are_read_up_to_the_limit() {
+        let e = read_json::<Card>(Path::new("/dev/zero"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("/dev/zero") && e.contains("16 MiB"), "{e}");
     }
 
     #[test]

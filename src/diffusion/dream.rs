@@ -110,10 +110,19 @@ impl Config {
                 return bad("hidden_act", "only silu is supported");
             }
         }
-        if self.mask_token_id as usize >= self.vocab_size {
-            return bad("mask_token_id", "outside the vocabulary");
+        for (field, id) in [
+            ("mask_token_id", self.mask_token_id),
+            ("eos_token_id", self.eos_token_id),
+        ] {
+            if id as usize >= self.vocab_size {
+                return Err(field_error(
+                    dir,
+                    field,
+                    format!("{id} is outside the vocabulary of {} ids", self.vocab_size),
+                ));
+            }
         }
-        Ok(())
+        super::llada::check_floats(dir, self.rope_theta, self.rms_norm_eps)
     }
 
     /// Number of key/value heads, defaulted.
@@ -154,7 +163,8 @@ impl Dream {
         let (d, h, n) = (cfg.hidden_size, cfg.intermediate_size, cfg.vocab_size);
         let kv = cfg.kv_heads() * cfg.head_dim();
         let embed = m.pp("embed_tokens").get((n, d), "weight")?;
-        let mut layers = Vec::with_capacity(cfg.num_hidden_layers);
+        // Not `with_capacity(num_hidden_layers)`: see `LLaDA::new`.
+        let mut layers = Vec::new();
         for i in 0..cfg.num_hidden_layers {
             let l = m.pp(format!("layers.{i}"));
             let a = l.pp("self_attn");

@@ -153,10 +153,23 @@ impl Config {
         if self.alibi || self.rope == Some(false) {
             return bad("rope", "only rotary position embeddings are supported");
         }
-        if self.mask_token_id as usize >= self.logits_size() {
-            return bad("mask_token_id", "outside the vocabulary");
+        if self.mlp_hidden_size.is_none() && self.mlp_ratio.checked_mul(self.d_model).is_none() {
+            return bad("mlp_ratio", "mlp_ratio × d_model overflows");
         }
-        Ok(())
+        let vocab = self.logits_size();
+        for (field, id) in [
+            ("mask_token_id", self.mask_token_id),
+            ("eos_token_id", self.eos_token_id),
+        ] {
+            if id as usize >= vocab {
+                return Err(field_error(
+                    dir,
+                    field,
+                    format!("{id} is outside the vocabulary of {vocab} ids"),
+                ));
+            }
+        }
+        check_floats(dir, self.rope_theta, self.rms_norm_eps)
     }
 
     /// Number of key/value heads, defaulted.
@@ -169,16 +182,38 @@ impl Config {
         self.d_model / self.n_heads
     }
 
-    /// Width of the feed-forward layer, defaulted.
+    /// Width of the feed-forward layer, defaulted (`mlp_ratio × d_model`, which a validated
+    /// config keeps from overflowing).
     pub fn hidden(&self) -> usize {
         self.mlp_hidden_size
-            .unwrap_or(self.mlp_ratio * self.d_model)
+            .unwrap_or(self.mlp_ratio.saturating_mul(self.d_model))
     }
 
     /// Rows of the embedding and output matrices (`embedding_size`, else `vocab_size`).
     pub fn logits_size(&self) -> usize {
         self.embedding_size.unwrap_or(self.vocab_size)
     }
+}
+
+/// Checks the float fields both families share: `rope_theta` finite and positive (a base of
+/// 0, a negative one or NaN gives NaN rotations), `rms_norm_eps` finite and not negative (a
+/// negative one makes the norm of a small vector NaN).
+pub(crate) fn check_floats(dir: &Path, rope_theta: f64, rms_norm_eps: f64) -> Result<()> {
+    if !(rope_theta.is_finite() && rope_theta > 0.0) {
+        return Err(field_error(
+            dir,
+            "rope_theta",
+            format!("{rope_theta}: must be a finite number above 0"),
+        ));
+    }
+    if !(rms_norm_eps.is_finite() && rms_norm_eps >= 0.0) {
+        return Err(field_error(
+            dir,
+            "rms_norm_eps",
+            format!("{rms_norm_eps}: must be a finite number, 0 or more"),
+        ));
+    }
+    Ok(())
 }
 
 #[derive(Clone, Debug)]
@@ -210,7 +245,10 @@ impl LLaDA {
         let kv = cfg.kv_heads() * cfg.head_dim();
         let qkv_bias = cfg.include_qkv_bias.unwrap_or(false);
         let wte = t.pp("wte").get((n, d), "weight")?;
-        let mut blocks = Vec::with_capacity(cfg.n_layers);
+        // Not `with_capacity(n_layers)`: the count is the config's word, and a block whose
+        // tensors the checkpoint lacks ends the loop with an error naming the first of them
+        // before anything is allocated for it.
+        let mut blocks = Vec::new();
         for i in 0..cfg.n_layers {
             let b = t.pp(format!("blocks.{i}"));
             let lin =
@@ -333,5 +371,59 @@ impl Model for LLaDA {
 
     fn device(&self) -> &Device {
         &self.device
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CONFIG: &str = include_str!("../../models/default/config.json");
+
+    fn refused(from: &str, to: &str) -> String {
+        assert!(CONFIG.contains(from), "{from}");
+        let json = CONFIG.replacen(from, to, 1);
+        match Config::from_json(&json, Path::new("m")) {
+            Err(e) => e.to_string(),
+            Ok(_) => panic!("{to} accepted"),
+        }
+    }
+
+    #[test]
+    fn a_layer_count_past_the_checkpoint_names_the_first_missing_block() {
+        // 10^9 blocks: nothing is allocated by the count; block 4 is the first missing.
+        const WEIGHTS: &[u8] = include_bytes!("../../models/default/model.safetensors");
+        let json = CONFIG.replacen("\"n_layers\": 4", "\"n_layers\": 1000000000", 1);
+        let cfg = Config::from_json(&json, Path::new("m")).unwrap();
+        let w = Weights::from_bytes(WEIGHTS, DType::F32, &Device::Cpu, Path::new("m")).unwrap();
+        let e = LLaDA::new(&cfg, &w).unwrap_err().to_string();
+        assert!(e.contains("model.transformer.blocks.4."), "{e}");
+    }
+
+    #[test]
+    fn ids_and_floats_outside_their_range_name_the_field() {
+        assert!(Config::from_json(CONFIG, Path::new("m")).is_ok());
+        let e = refused("\"eos_token_id\": 0", "\"eos_token_id\": 4294967295");
+        assert!(
+            e.contains("m/config.json") && e.contains("`eos_token_id`"),
+            "{e}"
+        );
+        assert!(e.contains("2048"), "{e}");
+        let e = refused("\"mask_token_id\": 1", "\"mask_token_id\": 2048");
+        assert!(e.contains("`mask_token_id`"), "{e}");
+        for theta in ["-1.0", "0.0"] {
+            let e = refused(
+                "\"rope_theta\": 10000.0",
+                &format!("\"rope_theta\": {theta}"),
+            );
+            assert!(e.contains("`rope_theta`"), "{e}");
+        }
+        let e = refused("\"rms_norm_eps\": 0.00001", "\"rms_norm_eps\": -1e30");
+        assert!(e.contains("`rms_norm_eps`"), "{e}");
+        let e = refused(
+            "\"mlp_hidden_size\": 704,",
+            "\"mlp_ratio\": 18446744073709551615,",
+        );
+        assert!(e.contains("`mlp_ratio`"), "{e}");
     }
 }

@@ -11,6 +11,7 @@ use serde_json::{Map, Value};
 
 use super::error::{DiffusionError, Result};
 use crate::grammar::spec::{GrammarSpec, SpecSource};
+use crate::grammar::GrammarError;
 
 /// What generation needs to know of a task: its answer length, and a prompt of it.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
@@ -63,9 +64,16 @@ pub fn task_for_spec(spec: &str) -> Result<Option<(&'static str, String)>> {
         SpecSource::Shipped("cpp") => Some((CPP, cpp_prompt())),
         SpecSource::Shipped("json") => Some((JSON, json_prompt(&Value::Object(Map::new())))),
         SpecSource::Schema(path) => {
-            let text = std::fs::read_to_string(&path).map_err(|source| DiffusionError::Io {
-                path: path.clone().into(),
-                source,
+            // The schema file as the grammar loader reads it (bounded, an empty path named).
+            let text = crate::grammar::spec::read_grammar_file(&path).map_err(|e| {
+                let (file, message) = match e {
+                    GrammarError::Io { path, message } => (path, message),
+                    e => (path.clone(), e.to_string()),
+                };
+                DiffusionError::Io {
+                    path: file.into(),
+                    source: std::io::Error::other(message),
+                }
             })?;
             let schema: Value =
                 serde_json::from_str(&text).map_err(|source| DiffusionError::Json {

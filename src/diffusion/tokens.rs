@@ -30,7 +30,7 @@ pub struct Tokens {
 }
 
 pub use crate::vocab::byte_to_char;
-use crate::vocab::{byte_level, char_to_byte, sentencepiece};
+use crate::vocab::{byte_level, char_to_byte, sentencepiece, MAX_TOKENIZER_BYTES, MAX_VOCAB};
 
 impl Tokens {
     /// Loads `tokenizer.json`; the mask token is the first of [`MASK_TOKEN_NAMES`] present.
@@ -44,11 +44,9 @@ impl Tokens {
             path: path.to_path_buf(),
             reason,
         };
-        if !path.is_file() {
-            return Err(err("no such file".into()));
-        }
-        let tokenizer = Tokenizer::from_file(path).map_err(|e| err(e.to_string()))?;
-        Self::from_tokenizer(tokenizer, mask, path)
+        let json = crate::vocab::read_bounded(path, MAX_TOKENIZER_BYTES, "tokenizer files")
+            .map_err(|e| err(e.to_string()))?;
+        Self::from_bytes(&json, mask, path)
     }
 
     /// Reads a `tokenizer.json` held in memory; `label` names it in errors.
@@ -80,6 +78,15 @@ impl Tokens {
             .chain(std::iter::once(tokenizer.get_vocab_size(false)))
             .max()
             .unwrap_or(0);
+        // The tables below hold an entry per id up to the largest: an added token's id is
+        // the file's word, so it is bounded before they are allocated.
+        if size > MAX_VOCAB {
+            return Err(err(format!(
+                "the vocabulary has {size} ids (its largest id is {}); at most {MAX_VOCAB} are \
+                 supported",
+                size - 1
+            )));
+        }
         let inv = char_to_byte();
         let regular: Vec<Option<String>> = (0..size as u32)
             .map(|id| {
@@ -279,6 +286,18 @@ mod tests {
         let inv = char_to_byte();
         assert_eq!(byte_level("\u{120}hi", &inv), Some(b" hi".to_vec()));
         assert_eq!(byte_level("\u{2581}", &inv), None);
+    }
+
+    #[test]
+    fn a_tokenizer_file_that_never_ends_is_refused_at_the_cap() {
+        let e = Tokens::load(Path::new("/dev/zero"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("/dev/zero") && e.contains("128 MiB"), "{e}");
+        let e = Tokens::load(Path::new("/nonexistent/tokenizer.json"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("/nonexistent/tokenizer.json"), "{e}");
     }
 
     #[test]

@@ -79,19 +79,11 @@ impl GrammarSpec {
                 lark::parse(text, &format!("grammars/{name}.lark"))?
             }
             SpecSource::LarkFile(path) => {
-                let text =
-                    std::fs::read_to_string(Path::new(path)).map_err(|e| GrammarError::Io {
-                        path: path.clone(),
-                        message: e.to_string(),
-                    })?;
+                let text = read_grammar_file(path)?;
                 lark::parse(&text, path)?
             }
             SpecSource::Schema(path) => {
-                let text =
-                    std::fs::read_to_string(Path::new(path)).map_err(|e| GrammarError::Io {
-                        path: path.clone(),
-                        message: e.to_string(),
-                    })?;
+                let text = read_grammar_file(path)?;
                 let compiled = super::schema::compile_str(&text, options).map_err(|error| {
                     GrammarError::Schema {
                         path: path.clone(),
@@ -109,6 +101,38 @@ impl GrammarSpec {
         };
         Ok((grammar, warnings))
     }
+}
+
+/// The largest grammar or schema file read, in bytes (64 MiB): far above any grammar, and a
+/// file that never ends (`/dev/zero`) is refused without being read whole.
+pub const MAX_GRAMMAR_FILE_BYTES: u64 = 64 << 20;
+
+/// The text of a spec's `.lark` or JSON Schema file (`path` as the spec gave it), read up to
+/// [`MAX_GRAMMAR_FILE_BYTES`]; errors name the file (an empty path, `schema:`, is named as
+/// such rather than as the file ``).
+pub(crate) fn read_grammar_file(path: &str) -> Result<String, GrammarError> {
+    if path.is_empty() {
+        return Err(GrammarError::Io {
+            path: "schema:".into(),
+            message: "empty schema path in spec `schema:` (expected schema:PATH)".into(),
+        });
+    }
+    let io = |message: String| GrammarError::Io {
+        path: path.to_string(),
+        message,
+    };
+    let bytes =
+        crate::vocab::read_bounded(Path::new(path), MAX_GRAMMAR_FILE_BYTES, "grammar files")
+            .map_err(|e| io(e.to_string()))?;
+    String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        let head = &e.as_bytes()[..at];
+        let line = head.iter().filter(|&&b| b == b'\n').count() + 1;
+        let column = at - head.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1) + 1;
+        io(format!(
+            "invalid UTF-8 at line {line}, column {column} (byte {at})"
+        ))
+    })
 }
 
 /// Loads the grammar a spec string names.
@@ -134,4 +158,35 @@ pub fn with_fence(g: &Grammar) -> Grammar {
     b.rule(start, vec![Symbol::N(g.start()), Symbol::T(fence)]);
     b.build(start)
         .expect("adding an optional fence keeps a valid grammar valid")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_empty_schema_path_is_named_as_such() {
+        let e = load("schema:").unwrap_err().to_string();
+        assert!(e.contains("empty schema path in spec `schema:`"), "{e}");
+    }
+
+    #[test]
+    fn a_grammar_file_that_never_ends_is_refused_at_the_cap() {
+        let e = load("schema:/dev/zero").unwrap_err().to_string();
+        assert!(e.contains("/dev/zero") && e.contains("64 MiB"), "{e}");
+    }
+
+    #[test]
+    fn invalid_utf8_is_placed() {
+        let dir = std::env::temp_dir().join(format!("lacuna-spec-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("bad.lark");
+        std::fs::write(&path, b"start: A\nA: \"\xff\"\n").unwrap();
+        let e = load(path.to_str().unwrap()).unwrap_err().to_string();
+        assert!(
+            e.contains("bad.lark") && e.contains("line 2, column 5"),
+            "{e}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

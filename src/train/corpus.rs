@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use super::{Result, TrainError};
 use crate::diffusion::rng::Rng;
 pub use crate::diffusion::tasks::TaskInfo;
+use crate::vocab::human_bytes;
 
 /// One prompt/answer pair.
 #[derive(Clone, Debug, Deserialize, Serialize)]
@@ -27,38 +28,103 @@ pub struct Corpus {
     pub examples: Vec<Example>,
 }
 
+/// The longest corpus line read, in bytes (1 MiB): a line is read whole before it is parsed,
+/// so a file without line breaks (`/dev/zero`) is refused at this length.
+pub const MAX_LINE_BYTES: usize = 1 << 20;
+
+/// The longest `prompt` or `answer` trained on, in bytes (16 KiB): far above an example of
+/// the longest `--max-len` (8,192 tokens of a few bytes each, answers of the default corpus
+/// are at most a few KiB), and short enough that the BPE trainer, whose merges are quadratic
+/// in the length of a word, never stalls on one.
+pub const MAX_TEXT_BYTES: usize = 16 << 10;
+
+/// The largest corpus read, in bytes (1 GiB); it is held in memory while training.
+pub const MAX_CORPUS_BYTES: u64 = 1 << 30;
+
 impl Corpus {
-    /// Reads a JSON-lines corpus; a malformed line is an error naming it.
+    /// Reads a JSON-lines corpus (lines of at most [`MAX_LINE_BYTES`], texts of at most
+    /// [`MAX_TEXT_BYTES`], [`MAX_CORPUS_BYTES`] in all); a malformed line (not JSON, not
+    /// UTF-8, too long) is an error naming it.
     pub fn read(path: &Path) -> Result<Corpus> {
-        let text = std::fs::read_to_string(path).map_err(|source| TrainError::Io {
+        use std::io::{BufRead, Read};
+        let io = |source| TrainError::Io {
             path: path.to_path_buf(),
             source,
-        })?;
+        };
+        let at = |line: usize, reason: String| TrainError::Corpus {
+            path: path.to_path_buf(),
+            line,
+            reason,
+        };
+        let file = std::fs::File::open(path).map_err(io)?;
+        let mut reader = std::io::BufReader::new(file);
         let mut examples = Vec::new();
-        for (i, line) in text.lines().enumerate() {
+        let mut bytes = Vec::new();
+        let mut total = 0u64;
+        for n in 1.. {
+            bytes.clear();
+            // At most one byte past the limit: enough to know the line is too long.
+            let read = (&mut reader)
+                .take(MAX_LINE_BYTES as u64 + 1)
+                .read_until(b'\n', &mut bytes)
+                .map_err(io)?;
+            if read == 0 {
+                break;
+            }
+            total += read as u64;
+            if total > MAX_CORPUS_BYTES {
+                return Err(at(
+                    n,
+                    format!(
+                        "the corpus is larger than {} (the limit of a corpus)",
+                        human_bytes(MAX_CORPUS_BYTES)
+                    ),
+                ));
+            }
+            if bytes.last() == Some(&b'\n') {
+                bytes.pop();
+            } else if bytes.len() > MAX_LINE_BYTES {
+                return Err(at(
+                    n,
+                    format!(
+                        "the line is longer than {} (the limit of a corpus line)",
+                        human_bytes(MAX_LINE_BYTES as u64)
+                    ),
+                ));
+            }
+            if bytes.last() == Some(&b'\r') {
+                bytes.pop();
+            }
+            let line = std::str::from_utf8(&bytes).map_err(|e| {
+                at(
+                    n,
+                    format!("invalid UTF-8 at byte {} of the line", e.valid_up_to() + 1),
+                )
+            })?;
             if line.trim().is_empty() {
                 continue;
             }
-            let ex: Example = serde_json::from_str(line).map_err(|e| TrainError::Corpus {
-                path: path.to_path_buf(),
-                line: i + 1,
-                reason: e.to_string(),
-            })?;
+            let ex: Example = serde_json::from_str(line).map_err(|e| at(n, e.to_string()))?;
             if ex.answer.is_empty() || ex.task.is_empty() {
-                return Err(TrainError::Corpus {
-                    path: path.to_path_buf(),
-                    line: i + 1,
-                    reason: "`task` and `answer` must not be empty".into(),
-                });
+                return Err(at(n, "`task` and `answer` must not be empty".into()));
+            }
+            for (field, text) in [("prompt", &ex.prompt), ("answer", &ex.answer)] {
+                if text.len() > MAX_TEXT_BYTES {
+                    return Err(at(
+                        n,
+                        format!(
+                            "`{field}` is {} bytes long; at most {} ({}) are trained on",
+                            text.len(),
+                            MAX_TEXT_BYTES,
+                            human_bytes(MAX_TEXT_BYTES as u64)
+                        ),
+                    ));
+                }
             }
             examples.push(ex);
         }
         if examples.is_empty() {
-            return Err(TrainError::Corpus {
-                path: path.to_path_buf(),
-                line: 0,
-                reason: "no examples".into(),
-            });
+            return Err(at(0, "no examples".into()));
         }
         Ok(Corpus { examples })
     }
@@ -190,5 +256,47 @@ impl TaskSet {
             answer_start,
             task,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read_text(tag: &str, bytes: &[u8]) -> std::result::Result<Corpus, String> {
+        let path =
+            std::env::temp_dir().join(format!("lacuna-corpus-{}-{tag}.jsonl", std::process::id()));
+        std::fs::write(&path, bytes).unwrap();
+        let out = Corpus::read(&path).map_err(|e| e.to_string());
+        std::fs::remove_file(&path).unwrap();
+        out
+    }
+
+    const OK: &str = r#"{"task": "smiles", "prompt": "SMILES:\n", "answer": "CCO"}"#;
+
+    #[test]
+    fn lines_are_read_one_by_one_and_named() {
+        let c = read_text("ok", format!("{OK}\r\n\n{OK}").as_bytes()).unwrap();
+        assert_eq!(c.examples.len(), 2);
+        let mut bad = format!("{OK}\n").into_bytes();
+        bad.extend_from_slice(b"{\"task\": \"s\", \"answer\": \"\xff\"}\n");
+        let e = read_text("utf8", &bad).unwrap_err();
+        assert!(e.contains(".jsonl:2: invalid UTF-8 at byte 26"), "{e}");
+    }
+
+    #[test]
+    fn long_lines_and_texts_are_refused_with_their_line() {
+        let long = format!(
+            "{OK}\n{{\"task\": \"s\", \"answer\": \"{}\"}}\n",
+            "C".repeat(MAX_TEXT_BYTES + 1)
+        );
+        let e = read_text("text", long.as_bytes()).unwrap_err();
+        assert!(e.contains(".jsonl:2: `answer` is 16385 bytes"), "{e}");
+        let e = read_text("line", &vec![b'x'; MAX_LINE_BYTES + 10]).unwrap_err();
+        assert!(e.contains(".jsonl:1: the line is longer than 1 MiB"), "{e}");
+        let e = Corpus::read(Path::new("/dev/zero"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("/dev/zero:1") && e.contains("1 MiB"), "{e}");
     }
 }

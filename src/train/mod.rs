@@ -21,7 +21,10 @@ mod trainer;
 
 use std::path::PathBuf;
 
-pub use trainer::{train, TrainOptions, TrainReport};
+pub use corpus::{MAX_CORPUS_BYTES, MAX_LINE_BYTES, MAX_TEXT_BYTES};
+pub use trainer::{
+    train, TrainOptions, TrainReport, MAX_BATCH_TOKENS, MAX_LEN, MAX_PARAMETERS, MIN_VOCAB,
+};
 
 /// What went wrong while training, naming the file or line at fault.
 #[derive(Debug, thiserror::Error)]

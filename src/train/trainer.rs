@@ -21,10 +21,11 @@ use super::adamw::{AdamW, AdamWParams};
 use super::bpe::{self, EOS_ID, MASK_ID};
 use super::corpus::{Batch, Corpus, TaskInfo, TaskSet};
 use super::{Result, TrainError, TASKS_FILE};
-use crate::diffusion::checkpoint::{read_json, Weights};
+use crate::diffusion::checkpoint::{read_json_limited, Weights};
 use crate::diffusion::layers::Kernels;
 use crate::diffusion::llada::{Config, LLaDA};
 use crate::diffusion::rng::Rng;
+use crate::vocab::{read_bounded, MAX_TOKENIZER_BYTES, MAX_VOCAB};
 
 /// How to train.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -122,6 +123,9 @@ struct TrainState {
 }
 
 const STATE_FILE: &str = "train_state.json";
+/// The largest `train_state.json` read (256 MiB): it holds the loss of every step, some ten
+/// bytes each.
+const MAX_STATE_BYTES: u64 = 256 << 20;
 const OPTIMIZER_FILE: &str = "optimizer.safetensors";
 
 /// Trains (or resumes, when `opts.out` holds a checkpoint) and returns what was done.
@@ -135,7 +139,15 @@ pub fn train(opts: &TrainOptions) -> Result<TrainReport> {
     })?;
     let state_path = opts.out.join(STATE_FILE);
     let resumed: Option<TrainState> = if state_path.is_file() {
-        Some(read_json(&state_path)?)
+        let state: TrainState = read_json_limited(&state_path, MAX_STATE_BYTES)?;
+        // What defines the run comes from the file: it is checked as the arguments were.
+        validate(&state.options).map_err(|e| {
+            TrainError::Invalid(format!(
+                "{}: field `options` (the first run's): {e}",
+                state_path.display()
+            ))
+        })?;
+        Some(state)
     } else {
         None
     };
@@ -144,7 +156,15 @@ pub fn train(opts: &TrainOptions) -> Result<TrainReport> {
     let first = resumed.as_ref().map_or(opts, |s| &s.options).clone();
     let tok_path = opts.out.join("tokenizer.json");
     let tokenizer = if resumed.is_some() {
-        Tokenizer::from_file(&tok_path).map_err(|e| TrainError::Tokenizer(e.to_string()))?
+        let json =
+            read_bounded(&tok_path, MAX_TOKENIZER_BYTES, "tokenizer files").map_err(|source| {
+                TrainError::Io {
+                    path: tok_path.clone(),
+                    source,
+                }
+            })?;
+        Tokenizer::from_bytes(json)
+            .map_err(|e| TrainError::Tokenizer(format!("{}: {e}", tok_path.display())))?
     } else {
         bpe::train_tokenizer(corpus.texts(), first.vocab_size, &tok_path)?
     };
@@ -244,22 +264,87 @@ pub fn train(opts: &TrainOptions) -> Result<TrainReport> {
     })
 }
 
+/// The most parameters a model may have to be trained: 2^28 (268,435,456), 1 GiB of f32
+/// weights; training holds about four times that (weights, gradients, two AdamW moments).
+pub const MAX_PARAMETERS: u64 = 1 << 28;
+
+/// The largest `--batch-tokens`: 2^20 (1,048,576) tokens a step.
+pub const MAX_BATCH_TOKENS: usize = 1 << 20;
+
+/// The largest `--max-len`: 8,192 tokens, the longest context a LLaDA model reports
+/// ([`crate::diffusion::Model::max_positions`]).
+pub const MAX_LEN: usize = 8192;
+
+/// The smallest `--vocab-size`: the 256 bytes, EOS and mask, and two merges.
+pub const MIN_VOCAB: usize = 260;
+
+/// The parameters of a model of this shape with a vocabulary of `vocab` ids (embedding and
+/// output matrices, and per block two norms, four attention and three feed-forward
+/// matrices), or `None` if the count overflows.
+fn parameter_count(o: &TrainOptions, vocab: usize) -> Option<u128> {
+    let (v, d, l, h) = (
+        vocab as u128,
+        o.d_model as u128,
+        o.n_layers as u128,
+        o.mlp_hidden as u128,
+    );
+    let embeddings = v.checked_mul(d)?.checked_mul(2)?.checked_add(d)?;
+    let block = d
+        .checked_mul(d)?
+        .checked_mul(4)?
+        .checked_add(d.checked_mul(h)?.checked_mul(3)?)?
+        .checked_add(d * 2)?;
+    embeddings.checked_add(block.checked_mul(l)?)
+}
+
+/// Checks options before anything is read or allocated; each error names the flags at fault
+/// and the limit.
 fn validate(o: &TrainOptions) -> Result<()> {
-    let bad = |m: &str| Err(TrainError::Invalid(m.to_string()));
+    let bad = |m: String| Err(TrainError::Invalid(m));
     if o.steps == 0 || o.batch_tokens == 0 || o.checkpoint_every == 0 {
-        return bad("--steps, --batch-tokens and --checkpoint-every must be positive");
+        return bad("--steps, --batch-tokens and --checkpoint-every must be positive".into());
+    }
+    if o.batch_tokens > MAX_BATCH_TOKENS {
+        return bad(format!(
+            "--batch-tokens {}: at most {MAX_BATCH_TOKENS} tokens a step",
+            o.batch_tokens
+        ));
     }
     if !(o.lr > 0.0 && o.lr.is_finite()) {
-        return bad("--lr must be a positive number");
+        return bad("--lr must be a positive number".into());
+    }
+    if !(MIN_VOCAB..=MAX_VOCAB).contains(&o.vocab_size) {
+        return bad(format!(
+            "--vocab-size {0}: vocabulary size {0} must be from {MIN_VOCAB} (256 bytes, EOS, \
+             mask, merges) to {MAX_VOCAB}",
+            o.vocab_size
+        ));
     }
     if o.n_heads == 0
         || !o.d_model.is_multiple_of(o.n_heads)
         || !(o.d_model / o.n_heads).is_multiple_of(2)
     {
-        return bad("--heads must divide --d-model into heads of even size");
+        return bad("--heads must divide --d-model into heads of even size".into());
     }
     if o.n_layers == 0 || o.mlp_hidden == 0 || o.max_len < 8 {
-        return bad("--layers and --mlp-hidden must be positive, --max-len at least 8");
+        return bad("--layers and --mlp-hidden must be positive, --max-len at least 8".into());
+    }
+    if o.max_len > MAX_LEN {
+        return bad(format!(
+            "--max-len {}: at most {MAX_LEN} tokens (the longest context of a LLaDA model)",
+            o.max_len
+        ));
+    }
+    // The tokenizer trained has at most `vocab_size` ids.
+    let count = parameter_count(o, o.vocab_size);
+    if count.is_none_or(|c| c > MAX_PARAMETERS as u128) {
+        let count = count.map_or("more than 2^128".to_string(), |c| c.to_string());
+        return bad(format!(
+            "model too large: --vocab-size {} × --d-model {} embeddings and --layers {} blocks \
+             of --d-model {} and --mlp-hidden {} make {count} parameters; at most \
+             {MAX_PARAMETERS} (1 GiB of f32 weights) are trained",
+            o.vocab_size, o.d_model, o.n_layers, o.d_model, o.mlp_hidden
+        ));
     }
     Ok(())
 }
@@ -456,4 +541,61 @@ fn write_atomic(path: &Path, write: impl FnOnce(&Path) -> Result<()>) -> Result<
         path: path.to_path_buf(),
         source,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn options(edit: impl FnOnce(&mut TrainOptions)) -> TrainOptions {
+        let mut o = TrainOptions::new("c.jsonl".into(), "out".into());
+        edit(&mut o);
+        o
+    }
+
+    fn refused(edit: impl FnOnce(&mut TrainOptions)) -> String {
+        match validate(&options(edit)) {
+            Err(e) => e.to_string(),
+            Ok(()) => panic!("accepted"),
+        }
+    }
+
+    #[test]
+    fn sizes_are_bounded_before_anything_is_allocated() {
+        assert!(validate(&options(|_| {})).is_ok());
+        let e = refused(|o| o.vocab_size = usize::MAX);
+        assert!(e.contains("--vocab-size 18446744073709551615"), "{e}");
+        let e = refused(|o| o.vocab_size = 1);
+        assert!(e.contains("vocabulary size 1"), "{e}");
+        let e = refused(|o| o.d_model = 100_000_000);
+        assert!(
+            e.contains("--d-model 100000000") && e.contains("268435456"),
+            "{e}"
+        );
+        let e = refused(|o| o.n_layers = 100_000_000);
+        assert!(e.contains("--layers 100000000"), "{e}");
+        let e = refused(|o| o.mlp_hidden = usize::MAX);
+        assert!(e.contains("--mlp-hidden 18446744073709551615"), "{e}");
+        let e = refused(|o| o.batch_tokens = usize::MAX);
+        assert!(e.contains("--batch-tokens"), "{e}");
+        let e = refused(|o| o.max_len = usize::MAX);
+        assert!(e.contains("--max-len"), "{e}");
+        // Overflow of the count itself is refused, not wrapped.
+        let e = refused(|o| {
+            o.d_model = 1 << 62;
+            o.n_heads = 1 << 30;
+        });
+        assert!(e.contains("more than 2^128"), "{e}");
+    }
+
+    #[test]
+    fn the_default_model_shape_is_counted_exactly() {
+        // models/default: 2048 ids, d 256, 4 blocks, hidden 704.
+        let o = options(|_| {});
+        let blocks = 4 * (4 * 256 * 256 + 3 * 256 * 704 + 2 * 256);
+        assert_eq!(
+            parameter_count(&o, 2048),
+            Some(2 * 2048 * 256 + 256 + blocks)
+        );
+    }
 }

@@ -148,10 +148,19 @@ pub fn linspace_f32(start: f32, end: f32, n: usize) -> Vec<f32> {
 }
 
 impl Sampler for DreamSampler {
-    fn begin(&mut self, _prompt_len: usize, _gen_len: usize) -> Result<()> {
+    fn begin(&mut self, _prompt_len: usize, gen_len: usize) -> Result<()> {
         let err = |m: String| Err(DiffusionError::Sampler(m));
         if self.steps == 0 {
             return err("Dream: steps must be positive".into());
+        }
+        // Each step unmasks at least one position: more steps than positions would only add
+        // empty steps (and timesteps allocated per step).
+        if self.steps > gen_len.max(1) {
+            return err(format!(
+                "Dream: steps {} is more than gen_length {gen_len} (a step unmasks at least one \
+                 position)",
+                self.steps
+            ));
         }
         if !(self.eps > 0.0 && self.eps < 1.0) {
             return err(format!("Dream: eps {} must be in (0, 1)", self.eps));
@@ -387,6 +396,13 @@ impl RowPolicy for DreamPolicy {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn more_steps_than_positions_are_refused_before_the_timesteps() {
+        let e = DreamSampler::new(usize::MAX).begin(3, 40).unwrap_err();
+        assert!(e.to_string().contains("more than gen_length 40"), "{e}");
+        assert!(DreamSampler::new(40).begin(3, 40).is_ok());
+    }
 
     #[test]
     fn linspace_matches_torch_ends() {

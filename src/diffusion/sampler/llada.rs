@@ -112,6 +112,15 @@ impl Sampler for LLaDASampler {
                 self.steps, self.block_length
             ));
         }
+        // Each step unmasks at least one position: more steps than positions would only add
+        // empty steps (and a schedule allocated per step).
+        if self.steps > gen_len {
+            return err(format!(
+                "LLaDA: steps {} is more than gen_length {gen_len} (a step unmasks at least one \
+                 position)",
+                self.steps
+            ));
+        }
         if !(self.temperature >= 0.0 && self.temperature.is_finite()) {
             return err(format!(
                 "LLaDA: temperature {} must be >= 0",
@@ -223,6 +232,14 @@ mod tests {
         assert_eq!(num_transfer_tokens(10, 4), vec![3, 3, 2, 2]);
         assert_eq!(num_transfer_tokens(8, 4), vec![2, 2, 2, 2]);
         assert_eq!(num_transfer_tokens(3, 5), vec![1, 1, 1, 0, 0]);
+    }
+
+    #[test]
+    fn more_steps_than_positions_are_refused_before_any_schedule() {
+        // u64::MAX is a multiple of 5 blocks: only the step count itself can refuse it.
+        let e = LLaDASampler::new(usize::MAX, 8).begin(3, 40).unwrap_err();
+        assert!(e.to_string().contains("more than gen_length 40"), "{e}");
+        assert!(LLaDASampler::new(40, 8).begin(3, 40).is_ok());
     }
 
     #[test]
