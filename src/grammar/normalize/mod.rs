@@ -18,10 +18,7 @@
 //! normal form linear in the size of the input grammar.
 
 pub mod context;
-mod inline;
 mod normal;
-#[cfg(test)]
-mod reference;
 mod work;
 
 pub use normal::NormalGrammar;

@@ -294,7 +294,7 @@ pub(super) fn canvas_cases(b: &mut Battery) {
         big_id,
         lines(0, &[&["iiii", "completable"]]),
     );
-    let no_newline = format!("{}", "[".repeat(50 << 20));
+    let no_newline = "[".repeat(50 << 20);
     b.add(
         "canvas line",
         "50 MB line that is not JSON",

@@ -107,7 +107,7 @@ pub(super) fn tokenizer_cases(b: &mut Battery, good: &str) {
         &[
             "generate",
             "--model",
-            &good,
+            good,
             "--tokenizer",
             &input("tokenizer/not_json.json"),
             "--grammar",
@@ -124,7 +124,7 @@ pub(super) fn tokenizer_cases(b: &mut Battery, good: &str) {
         &[
             "generate",
             "--model",
-            &good,
+            good,
             "--tokenizer",
             &format!("{MANIFEST}/tests/data/qwen-bpe/tokenizer.json"),
             "--grammar",
