@@ -20,6 +20,27 @@ pub enum GrammarError {
     /// A terminal (named here) matches the empty string, which would let a lexer loop forever.
     #[error("terminal `{0}` matches the empty string; lexemes must be non-empty")]
     EmptyMatch(String),
+    /// The grammar is larger than a limit (named in the message) allows.
+    #[error("the grammar is too large: {0}")]
+    TooLarge(String),
+    /// The grammar text defines no rule to start from.
+    #[error("{origin}: the grammar defines no rule `{name}` to start from")]
+    MissingStart {
+        /// What the caller called the text (usually its file name).
+        origin: String,
+        /// The start rule's name.
+        name: String,
+    },
+    /// An error about one symbol of the grammar (a bad terminal, an empty start rule), placed
+    /// where the symbol is defined.
+    #[error("{place}: {error}")]
+    At {
+        /// Where: `file:line:column` of a Lark definition, the JSON pointer of a schema's
+        /// keyword.
+        place: String,
+        /// The error.
+        error: Box<GrammarError>,
+    },
     /// The start symbol (named here) derives no finite word.
     #[error("the start symbol `{0}` derives no word: the grammar's language is empty")]
     EmptyLanguage(String),
@@ -66,4 +87,14 @@ pub enum GrammarError {
         /// Why it does not compile (boxed: it is large, and rare).
         error: Box<super::schema::SchemaError>,
     },
+}
+
+impl GrammarError {
+    /// The error itself, without the place [`GrammarError::At`] adds.
+    pub fn unplaced(&self) -> &GrammarError {
+        match self {
+            GrammarError::At { error, .. } => error.unplaced(),
+            e => e,
+        }
+    }
 }

@@ -15,10 +15,13 @@ pub(crate) mod normalize;
 pub mod schema;
 pub mod spec;
 
-pub(crate) use automaton_size::{check_automaton_size, MAX_PATTERN_NFA_BYTES};
+pub(crate) use automaton_size::{check_automaton_size, check_dfa_size};
+pub use automaton_size::{MAX_DFA_BYTES, MAX_PATTERN_DETERMINIZE_BYTES, MAX_PATTERN_NFA_BYTES};
+pub(crate) use cfg::parse_regex;
 pub use cfg::{
-    parse_pattern, Grammar, GrammarBuilder, NonterminalId, Pattern, Rule, Symbol, Terminal,
-    TerminalId,
+    parse_pattern, shorten, Grammar, GrammarBuilder, NonterminalId, Pattern, Rule, Symbol,
+    Terminal, TerminalId, MAX_CONTEXT_TABLE_BYTES, MAX_NAME_IN_MESSAGE, MAX_PRODUCTIONS,
+    MAX_TERMINALS, MIN_MERGED_ALTERNATIVES,
 };
 pub use error::GrammarError;
 pub use normalize::{GrammarSize, NormalGrammar, NormalizeOptions};

@@ -15,6 +15,7 @@
 use hashbrown::HashMap;
 use smallvec::SmallVec;
 
+use crate::deadline::Deadline;
 use crate::grammar::TerminalId;
 use crate::lexicon::{Lexeme, Lexicon, StateId, DEAD};
 
@@ -56,6 +57,9 @@ pub struct ConfigTable {
     /// Configuration ids held by `hole_sets` and the keys of `closures`.
     members: usize,
     limit: usize,
+    /// Polled while a hole's closure grows: one closure may visit every configuration, and a
+    /// canvas may need as many closures as the table has hole sets.
+    deadline: Deadline,
 }
 
 impl ConfigTable {
@@ -73,6 +77,7 @@ impl ConfigTable {
             closures: HashMap::new(),
             members: 0,
             limit,
+            deadline: Deadline::never(),
         };
         let start = Config {
             token: lexicon.start(),
@@ -80,6 +85,11 @@ impl ConfigTable {
         };
         t.intern(start).expect("the first configuration fits");
         t
+    }
+
+    /// Makes every later closure give up (as too large) once `deadline` expires.
+    pub fn set_deadline(&mut self, deadline: Deadline) {
+        self.deadline = deadline;
     }
 
     /// The configuration at the start of the text: no token, no watches.
@@ -181,7 +191,12 @@ impl ConfigTable {
         }
         let mut seen: hashbrown::HashSet<ConfigId> = key.iter().copied().collect();
         let mut stack = key.clone();
+        let mut popped = 0u32;
         while let Some(c) = stack.pop() {
+            popped = popped.wrapping_add(1);
+            if popped.is_multiple_of(64) && self.deadline.expired() {
+                return Err(TooLarge);
+            }
             for class in 0..self.num_classes {
                 let n = self.step(lx, c, class)?;
                 if n != DEAD_CONFIG && seen.insert(n) {

@@ -189,6 +189,7 @@ impl HoleyLexer {
     /// Makes every later automaton construction give up (as too large) once `deadline`
     /// expires.
     pub fn set_deadline(&mut self, deadline: Deadline) {
+        self.table.set_deadline(deadline.clone());
         self.deadline = deadline;
     }
 
@@ -223,6 +224,7 @@ impl HoleyLexer {
             return false;
         }
         self.table = ConfigTable::new(&self.lexicon, self.limits.max_configs);
+        self.table.set_deadline(self.deadline.clone());
         self.flows = walker::FlowCache::default();
         self.nfa = nfa::NfaCaches::default();
         if let Some(tokens) = self.tokens.as_mut() {

@@ -461,12 +461,6 @@ impl Searcher {
         }
         Some(Witness { edges, cost })
     }
-
-    /// The start and end states and the nonterminal of the last search's goal item.
-    #[cfg(test)]
-    pub fn goal(&self) -> Option<(StateId, NonterminalId, StateId)> {
-        self.goal.map(unkey)
-    }
 }
 
 /// The work budget ran out.

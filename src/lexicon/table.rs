@@ -8,7 +8,10 @@ use smallvec::SmallVec;
 use thiserror::Error;
 
 use super::Lexeme;
-use crate::grammar::{Grammar, Pattern, Symbol, TerminalId, MAX_PATTERN_NFA_BYTES};
+use crate::grammar::{
+    Grammar, Symbol, TerminalId, MAX_DFA_BYTES, MAX_PATTERN_DETERMINIZE_BYTES,
+    MAX_PATTERN_NFA_BYTES,
+};
 
 /// A state of the lexer table. [`DEAD`] is the state no continuation leaves.
 pub type StateId = u32;
@@ -16,8 +19,8 @@ pub type StateId = u32;
 /// The dead state: no pattern matches any extension of the text read so far.
 pub const DEAD: StateId = 0;
 
-/// Upper bound on the memory regex-automata may use to build the lexer DFA.
-const DFA_SIZE_LIMIT: usize = 256 << 20;
+/// Upper bound on the memory regex-automata may use to build the lexer DFA (and on the DFA).
+const DFA_SIZE_LIMIT: usize = MAX_DFA_BYTES;
 
 /// Upper bound on the memory of the Thompson NFA of all terminals together, which is built
 /// before the DFA and is not bounded by [`DFA_SIZE_LIMIT`]. Each pattern alone is held to
@@ -30,6 +33,10 @@ const NFA_SIZE_LIMIT: usize = 4 * MAX_PATTERN_NFA_BYTES;
 pub enum LexiconError {
     #[error("cannot compile the grammar's terminals into a lexer: {0}")]
     Build(String),
+    /// The terminals' automaton exceeds a limit (named in the message, with the terminals that
+    /// need the most).
+    #[error("cannot compile the grammar's terminals into a lexer: {0}")]
+    TooLarge(String),
     #[error("the grammar has no terminals")]
     NoTerminals,
 }
@@ -59,6 +66,7 @@ struct Entry {
     regex: String,
     lexeme: Lexeme,
     rank: (i32, bool),
+    terminal: TerminalId,
 }
 
 impl Lexicon {
@@ -80,7 +88,14 @@ impl Lexicon {
             .syntax(syntax::Config::new())
             .thompson(thompson::Config::new().nfa_size_limit(Some(NFA_SIZE_LIMIT)))
             .build_many(&regexes)
-            .map_err(|e| LexiconError::Build(e.to_string()))?;
+            .map_err(|e| {
+                // An NFA over its limit is an error of kind NFA, not a size limit.
+                if e.is_size_limit_exceeded() || e.to_string().contains("size limit") {
+                    too_large(g, &entries)
+                } else {
+                    LexiconError::Build(e.to_string())
+                }
+            })?;
         let start = dfa
             .start_state(&start::Config::new().anchored(Anchored::Yes))
             .map_err(|e| LexiconError::Build(e.to_string()))?;
@@ -166,13 +181,14 @@ fn entries(g: &Grammar) -> Vec<Entry> {
     }
     let mut out = Vec::new();
     for (i, t) in g.terminals().iter().enumerate() {
-        let literal = matches!(t.pattern, Pattern::Literal(_));
+        let literal = t.pattern.is_literal();
         let id = TerminalId(i as u32);
         if used[i] {
             out.push(Entry {
                 regex: t.pattern.to_regex(),
                 lexeme: Lexeme::Terminal(id),
                 rank: (t.priority, literal),
+                terminal: id,
             });
         }
         if g.ignored().contains(&id) {
@@ -180,10 +196,61 @@ fn entries(g: &Grammar) -> Vec<Entry> {
                 regex: t.pattern.to_regex(),
                 lexeme: Lexeme::Skip,
                 rank: (t.priority, literal),
+                terminal: id,
             });
         }
     }
     out
+}
+
+/// The error for terminals whose DFA together exceeds a limit: each terminal's own DFA is built
+/// (under the limits of one pattern) to name those that need the most, or that fail alone.
+fn too_large(g: &Grammar, entries: &[Entry]) -> LexiconError {
+    let mut sizes: Vec<(Option<usize>, TerminalId)> = Vec::new();
+    for e in entries {
+        if sizes.iter().any(|(_, t)| *t == e.terminal) {
+            continue;
+        }
+        let alone = dense::Builder::new()
+            .configure(
+                dense::DFA::config()
+                    .match_kind(MatchKind::All)
+                    .start_kind(StartKind::Anchored)
+                    .minimize(false)
+                    .dfa_size_limit(Some(DFA_SIZE_LIMIT))
+                    .determinize_size_limit(Some(MAX_PATTERN_DETERMINIZE_BYTES)),
+            )
+            .thompson(
+                thompson::Config::new()
+                    .nfa_size_limit(Some(MAX_PATTERN_NFA_BYTES))
+                    .which_captures(thompson::WhichCaptures::None),
+            )
+            .build(&e.regex)
+            .ok()
+            .map(|d| d.memory_usage());
+        sizes.push((alone, e.terminal));
+    }
+    // Failures alone first, then the largest.
+    sizes.sort_by_key(|&(m, t)| (m.map_or(0, |_| 1), std::cmp::Reverse(m), t));
+    let named: Vec<String> = sizes
+        .iter()
+        .take(3)
+        .map(|&(m, t)| match m {
+            None => format!(
+                "{} alone exceeds the limits of one pattern",
+                g.terminal_label(t)
+            ),
+            Some(m) => format!("{} alone takes {} KiB", g.terminal_label(t), m >> 10),
+        })
+        .collect();
+    LexiconError::TooLarge(format!(
+        "the DFA of its {} terminals together exceeds the limit of {} MiB (or its construction \
+         the same, or their Thompson NFA {} MiB); {}",
+        sizes.len(),
+        DFA_SIZE_LIMIT >> 20,
+        NFA_SIZE_LIMIT >> 20,
+        named.join("; ")
+    ))
 }
 
 /// Explores the regex-automata DFA from `start` and copies it into a dense table over its
@@ -328,5 +395,53 @@ impl Lexicon {
             }
         }
         best
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::grammar::{GrammarBuilder, Pattern};
+
+    /// A keyword alternation merged into one terminal still beats the identifier regex on a
+    /// tie, as each keyword literal did.
+    #[test]
+    fn merged_literals_rank_as_literals() {
+        let mut b = GrammarBuilder::new();
+        let s = b.nonterminal("start");
+        let kw = b.terminal(
+            "KW",
+            Pattern::Literals(vec!["if".into(), "else".into(), "while".into()]),
+            0,
+        );
+        let name = b.terminal("NAME", Pattern::Regex("[a-z]+".into()), 0);
+        b.rule(s, vec![Symbol::T(kw)]);
+        b.rule(s, vec![Symbol::T(name)]);
+        let g = b.build(s).unwrap();
+        let lx = Lexicon::new(&g).unwrap();
+        let lex = |t: &str| lx.lex(t.as_bytes()).unwrap();
+        assert_eq!(lex("else")[0].as_slice(), &[Lexeme::Terminal(kw)]);
+        assert_eq!(lex("elsewhere")[0].as_slice(), &[Lexeme::Terminal(name)]);
+        assert_eq!(lex("whil")[0].as_slice(), &[Lexeme::Terminal(name)]);
+    }
+
+    /// When the terminals' DFA is too large, the message names the terminals that need the
+    /// most alone (those that fail alone first) and where they were defined.
+    #[test]
+    fn too_large_names_the_terminals_that_need_the_most() {
+        let mut b = GrammarBuilder::new();
+        let s = b.nonterminal("start");
+        let small = b.terminal("SMALL", Pattern::Regex("[a-z]+".into()), 0);
+        let big = b.terminal("BIG", Pattern::Regex("(a|b)*a(a|b){24}".into()), 0);
+        b.set_terminal_source(big, "g.lark:3:1");
+        b.rule(s, vec![Symbol::T(small), Symbol::T(big)]);
+        let g = b.build(s).unwrap();
+        let e = too_large(&g, &entries(&g)).to_string();
+        assert!(e.contains("2 terminals") && e.contains("256 MiB"), "{e}");
+        let at = |needle: &str| e.find(needle).unwrap_or_else(|| panic!("{needle}: {e}"));
+        assert!(
+            at("`BIG` (g.lark:3:1) alone exceeds") < at("`SMALL` alone takes"),
+            "{e}"
+        );
     }
 }

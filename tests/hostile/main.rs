@@ -146,7 +146,6 @@ fn hostile_battery() {
     let mut tsv = String::from("category\tcase\tclass\tseconds\tpeak_mib\tdetail\n");
     let mut counts: Vec<(Class, usize)> = Vec::new();
     let mut bad = Vec::new();
-    let mut fixed = Vec::new();
     for (i, class, detail, secs, kib) in &results {
         let case = cases[*i];
         writeln!(
@@ -163,11 +162,7 @@ fn hostile_battery() {
             Some((_, n)) => *n += 1,
             None => counts.push((*class, 1)),
         }
-        let known = KNOWN_BAD.iter().any(|(name, _)| *name == case.name);
-        if known && !class.bad() {
-            fixed.push(case.name.clone());
-        }
-        if class.bad() && !known {
+        if class.bad() {
             bad.push(format!(
                 "[{}] {}: {} ({secs:.1} s, {} MiB): {detail}",
                 case.category,
@@ -197,100 +192,4 @@ fn hostile_battery() {
         results.len(),
         bad.join("\n")
     );
-    assert!(
-        fixed.is_empty(),
-        "no longer failing, take them out of KNOWN_BAD: {fixed:?}"
-    );
 }
-
-/// Cases that still fail, with why: the grammar builders' limits of issue 19 (work in progress).
-/// The battery fails if any other case goes bad, or if one of these stops failing (so the list
-/// only shrinks).
-const KNOWN_BAD: &[(&str, &str)] = &[
-    (
-        "empty.lark",
-        "the error names no file, line:column or pointer, or echoes the input whole",
-    ),
-    (
-        "comments_only.lark",
-        "the error names no file, line:column or pointer, or echoes the input whole",
-    ),
-    (
-        "no_start.lark",
-        "the error names no file, line:column or pointer, or echoes the input whole",
-    ),
-    (
-        "empty_match.lark",
-        "the error names no file, line:column or pointer, or echoes the input whole",
-    ),
-    (
-        "repeat_range_one.lark",
-        "too slow: the builder lacks a limit",
-    ),
-    (
-        "repeat_range_fifty.lark",
-        "too slow: the builder lacks a limit",
-    ),
-    (
-        "repeat_range_fifty_distinct.lark",
-        "too slow: the builder lacks a limit",
-    ),
-    (
-        "huge_repeat_terminal_range.lark",
-        "the error names no file, line:column or pointer, or echoes the input whole",
-    ),
-    (
-        "ignore_empty.lark",
-        "the error names no file, line:column or pointer, or echoes the input whole",
-    ),
-    (
-        "empty_language.lark",
-        "the error names no file, line:column or pointer, or echoes the input whole",
-    ),
-    ("dfa_blowup.lark", "too slow: the builder lacks a limit"),
-    (
-        "deep_regex_groups.lark",
-        "the error names no file, line:column or pointer, or echoes the input whole",
-    ),
-    (
-        "only_ignore.lark",
-        "the error names no file, line:column or pointer, or echoes the input whole",
-    ),
-    (
-        "chain of 100,000 rules",
-        "too slow: the builder lacks a limit",
-    ),
-    (
-        "chain of 100,000 rules: grammar stats",
-        "too slow: the builder lacks a limit",
-    ),
-    (
-        "alternation of 100,000 literals",
-        "too slow: the builder lacks a limit",
-    ),
-    (
-        "1 MB literal",
-        "the error names no file, line:column or pointer, or echoes the input whole",
-    ),
-    ("anyof_fanout.json", "$ref expanded without memo"),
-    (
-        "pattern_dfa_blowup.json",
-        "too slow: the builder lacks a limit",
-    ),
-    (
-        "enum of 10,000 integers",
-        "too slow: the builder lacks a limit",
-    ),
-    (
-        "10,000 required properties",
-        "too slow: the builder lacks a limit",
-    ),
-    (
-        "10,000 required names without properties",
-        "too slow: the builder lacks a limit",
-    ),
-    (
-        "1 MB literal pattern",
-        "the error names no file, line:column or pointer, or echoes the input whole",
-    ),
-];

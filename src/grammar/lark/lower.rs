@@ -3,9 +3,9 @@
 //! Rules keep their names; EBNF inside them becomes helper nonterminals named after the rule
 //! (`value_star__12`): `x*` is `N → ε | x N`, `x+` is `N → x | x N`, `x?` and `[x]` are
 //! `N → ε | x`, a group with several alternatives is `N → a | b`, `x ~ n` is `x` written `n`
-//! times and `x ~ n..m` is `x ~ n` followed by a chain `U_k → ε | x U_{k-1}` for the `m - n`
-//! optional copies (linear in `m`, where listing every count would be quadratic). Equal
-//! sub-expressions share one helper.
+//! times and `x ~ n..m` is `x ~ n` followed by `U_{m-n}` for the optional copies, where
+//! `U_1 → ε | x` and `U_k → U_⌊k/2⌋ U_⌈k/2⌉` (O(log m) helpers, where a chain would take m and
+//! listing every count m²). Equal sub-expressions share one helper.
 //!
 //! Literals and regexes written inside rules become terminals: a defined terminal with the
 //! same pattern is reused (as Lark does), otherwise one is created, named after the literal
@@ -111,10 +111,15 @@ pub(super) fn lower(items: &[Item], origin: &str, start: &str) -> Result<Grammar
             .entry(c.pattern.clone())
             .or_insert_with(|| c.name.clone());
     }
+    let term_pos = term_seen
+        .iter()
+        .map(|(n, &(p, _))| (n.clone(), p))
+        .collect();
     let mut lw = Lowerer {
         origin,
         b: GrammarBuilder::new(),
         terms,
+        term_pos,
         rules: HashMap::new(),
         term_ids: HashMap::new(),
         by_pattern,
@@ -137,10 +142,32 @@ pub(super) fn lower(items: &[Item], origin: &str, start: &str) -> Result<Grammar
     for body in ignores {
         lw.ignore(body)?;
     }
-    let Some(&start) = lw.rules.get(start) else {
-        return Err(GrammarError::UndefinedRule(start.to_string()));
+    let Some(&start_id) = lw.rules.get(start) else {
+        return Err(GrammarError::MissingStart {
+            origin: origin.to_string(),
+            name: start.to_string(),
+        });
     };
-    lw.b.build(start)
+    lw.b.build_merging_alternatives(start_id)
+        .map_err(|e| match e {
+            GrammarError::EmptyLanguage(_) | GrammarError::UndefinedRule(_) => {
+                // Placed at the start rule's definition (every other rule is checked where
+                // it is used).
+                let pos = rule_pos
+                    .get(start)
+                    .copied()
+                    .unwrap_or(Pos { line: 1, column: 1 });
+                GrammarError::At {
+                    place: format!("{origin}:{pos}"),
+                    error: Box::new(e),
+                }
+            }
+            GrammarError::TooLarge(_) => GrammarError::At {
+                place: origin.to_string(),
+                error: Box::new(e),
+            },
+            e => e,
+        })
 }
 
 /// A helper nonterminal, identified by what it derives.
@@ -158,6 +185,8 @@ struct Lowerer<'a> {
     origin: &'a str,
     b: GrammarBuilder,
     terms: Terminals<'a>,
+    /// Where each terminal name is defined or imported.
+    term_pos: HashMap<String, Pos>,
     rules: HashMap<&'a str, NonterminalId>,
     term_ids: HashMap<String, TerminalId>,
     /// Defined terminals by pattern (the first definition wins), for anonymous reuse.
@@ -183,6 +212,9 @@ impl Lowerer<'_> {
             ));
         };
         let id = self.b.terminal(name, c.pattern.clone(), c.priority);
+        let at = self.term_pos.get(name).copied().unwrap_or(pos);
+        self.b
+            .set_terminal_source(id, format!("{}:{at}", self.origin));
         self.term_ids.insert(name.to_string(), id);
         Ok(id)
     }
@@ -198,6 +230,14 @@ impl Lowerer<'_> {
             ExprKind::Range { from, to } => (format!("{from:?}..{to:?}"), false),
             _ => (String::from("<anonymous>"), false),
         };
+        // A literal's name is its text: messages quote a long one cut short, and the cut
+        // name gets a number so that it stays unique.
+        let short = crate::grammar::shorten(&name, crate::grammar::MAX_NAME_IN_MESSAGE - 16);
+        let name = if short.len() < name.len() {
+            format!("{short}#{}", self.anon.len())
+        } else {
+            name
+        };
         let pattern = self.terms.anonymous_expr(e, &name)?;
         if let Some(defined) = self.by_pattern.get(&pattern).cloned() {
             return self.named_terminal(&defined, e.pos);
@@ -212,6 +252,8 @@ impl Lowerer<'_> {
             format!("__ANON_{}", self.anon_count - 1)
         };
         let id = self.b.terminal(&name, pattern.clone(), 0);
+        self.b
+            .set_terminal_source(id, format!("{}:{}", self.origin, e.pos));
         self.anon.insert(pattern, id);
         Ok(id)
     }
@@ -240,6 +282,10 @@ impl Lowerer<'_> {
         self.ignore_count += 1;
         let pattern = self.terms.anonymous(body, &name)?;
         let id = self.b.terminal(&name, pattern, 0);
+        if let Some(e) = body.first().and_then(|alt| alt.items.first()) {
+            self.b
+                .set_terminal_source(id, format!("{}:{}", self.origin, e.pos));
+        }
         self.b.ignore(id);
         Ok(())
     }
@@ -369,15 +415,14 @@ impl Lowerer<'_> {
                 rhss.push(s.iter().copied().chain([Symbol::N(n)]).collect());
             }
             Helper::UpTo(s, _) => {
-                // Only `up_to` builds these, one link at a time.
+                // Only `up_to` builds these: here the one of a single optional copy.
                 rhss.push(Vec::new());
                 rhss.push(s.clone());
             }
         }
-        let mut seen: Vec<&Vec<Symbol>> = Vec::new();
+        let mut seen: std::collections::HashSet<&Vec<Symbol>> = Default::default();
         for rhs in &rhss {
-            if !seen.contains(&rhs) {
-                seen.push(rhs);
+            if seen.insert(rhs) {
                 self.b.rule(n, rhs.clone());
             }
         }
@@ -385,28 +430,22 @@ impl Lowerer<'_> {
         n
     }
 
-    /// A nonterminal deriving zero to `k` (≥ 1) copies of `seq`.
+    /// A nonterminal deriving zero to `k` (≥ 1) copies of `seq`: `U_1 → ε | seq`, and for
+    /// larger k `U_k → U_⌊k/2⌋ U_⌈k/2⌉` (a count up to k is two counts up to the halves), so
+    /// `seq ~ 0..k` takes O(log k) helpers, shared between equal `(seq, k)`.
     fn up_to(&mut self, seq: Vec<Symbol>, k: u32, base: &str) -> NonterminalId {
-        let mut prev: Option<NonterminalId> = None;
-        for j in 1..=k {
-            let key = Helper::UpTo(seq.clone(), j);
-            let n = match self.helpers.get(&key) {
-                Some(&n) => n,
-                None => {
-                    let n = self.b.fresh_nonterminal(&format!("{base}_upto"));
-                    self.b.rule(n, Vec::new());
-                    let mut rhs = seq.clone();
-                    rhs.extend(prev.map(Symbol::N));
-                    self.b.rule(n, rhs);
-                    self.helpers.insert(key, n);
-                    n
-                }
-            };
-            prev = Some(n);
+        let key = Helper::UpTo(seq.clone(), k);
+        if let Some(&n) = self.helpers.get(&key) {
+            return n;
         }
-        match prev {
-            Some(n) => n,
-            None => self.helper(Helper::UpTo(seq, 1), base),
+        if k <= 1 {
+            return self.helper(key, base);
         }
+        let low = self.up_to(seq.clone(), k / 2, base);
+        let high = self.up_to(seq, k - k / 2, base);
+        let n = self.b.fresh_nonterminal(&format!("{base}_upto"));
+        self.b.rule(n, vec![Symbol::N(low), Symbol::N(high)]);
+        self.helpers.insert(key, n);
+        n
     }
 }

@@ -20,7 +20,10 @@
 //! 4. `lower` expands the EBNF of rules into plain productions through fresh helper
 //!    nonterminals (right recursion for `*` and `+`, shared between equal sub-expressions),
 //!    turns anonymous literals and regexes into terminals (reusing a defined terminal with the
-//!    same pattern, as Lark does), and hands everything to [`GrammarBuilder`].
+//!    same pattern, as Lark does), and hands everything to [`GrammarBuilder`], which turns a
+//!    long alternation of single terminals (`start: "w0" | … | "w99999"`) into one terminal.
+//!    Every terminal carries its `file:line:column`, so an error about a whole terminal (it
+//!    matches the empty string, its automaton is too large) says where it is defined.
 //!
 //! The shape follows the consumers: the normalizer wants plain productions and the lexicon wants
 //! one regular language per terminal, so all EBNF is gone by the time a [`Grammar`] exists.

@@ -181,12 +181,24 @@ fn star_plus_optional_maybe() {
         (r#"start: ("a" "b") ~ 2"#, &["abab"]),
         (r#"start: ("a" | "b") ~ 2"#, &["aa", "ab", "ba", "bb"]),
         (r#"start: "a" ~ 0"#, &[""]),
+        (r#"start: "a" ~ 1..4 "b""#, &["ab", "aab", "aaab"]),
+        (r#"start: "a" ~ 0..3 "b""#, &["b", "ab", "aab", "aaab"]),
         ("start: | \"a\"", &["", "a"]),
         ("start:", &[""]),
     ];
     for (src, want) in cases {
         let g = grammar(src);
         assert_eq!(language(&g, 4), set(want), "{src}\n{g}");
+    }
+    // A range takes logarithmically many helpers (the halves of its count) and means every
+    // count in it.
+    let g = grammar(r#"start: "a" ~ 3..10000 "b""#);
+    assert!(g.nonterminals().len() < 40, "{}", g.nonterminals().len());
+    let g = grammar(r#"start: "a" ~ 3..77 "b""#);
+    for n in [0, 2, 3, 4, 31, 64, 76, 77, 78] {
+        let mut word = vec!["\"a\""; n];
+        word.push("\"b\"");
+        assert_eq!(accepts(&g, &word), (3..=77).contains(&n), "{n}");
     }
     // Nested repetitions: every word over {a, b} that ends with `b`.
     let g = grammar(r#"start: ("a"* "b")+"#);
@@ -512,10 +524,16 @@ fn start_rule_choice() {
     assert_eq!(language(&g, 2), set(&["bb"]));
     assert_eq!(
         parse("a: \"x\"", "t.lark").unwrap_err(),
-        GrammarError::UndefinedRule("start".into())
+        GrammarError::MissingStart {
+            origin: "t.lark".into(),
+            name: "start".into()
+        }
     );
     assert_eq!(
         parse_with_start(src, "t.lark", "nope").unwrap_err(),
-        GrammarError::UndefinedRule("nope".into())
+        GrammarError::MissingStart {
+            origin: "t.lark".into(),
+            name: "nope".into()
+        }
     );
 }

@@ -35,84 +35,104 @@ impl Context {
         };
         cx.can_start[g.start().index()] = true;
         cx.can_end[g.start().index()] = true;
-        loop {
-            let mut changed = false;
-            for &(a, b) in g.unit_rules() {
-                changed |= cx.inherit(a.index(), b.index());
+        // Seeds: what follows B in `A → B C` is FIRST(C); what precedes C is LAST(B).
+        for &(_, b, c) in g.binary_rules() {
+            or_into(&mut cx.follow, b.index(), &first, c.index(), words);
+            or_into(&mut cx.precede, c.index(), &last, b.index(), words);
+        }
+        // A child inherits its parent's end context (follow, can_end) where nothing after it
+        // in the production must be non-empty, and its start context likewise.
+        let mut end_edges = Vec::new();
+        let mut start_edges = Vec::new();
+        for &(a, b) in g.unit_rules() {
+            end_edges.push((a.index(), b.index()));
+            start_edges.push((a.index(), b.index()));
+        }
+        for &(a, b, c) in g.binary_rules() {
+            end_edges.push((a.index(), c.index()));
+            start_edges.push((a.index(), b.index()));
+            if nullable[c.index()] {
+                end_edges.push((a.index(), b.index()));
             }
-            for &(a, b, c) in g.binary_rules() {
-                let (a, b, c) = (a.index(), b.index(), c.index());
-                // What follows B: FIRST(C), and what follows A when C may vanish.
-                changed |= or_into(&mut cx.follow, b, &first, c, words);
-                // What precedes C: LAST(B), and what precedes A when B may vanish.
-                changed |= or_into(&mut cx.precede, c, &last, b, words);
-                changed |= cx.inherit_end(c, a);
-                changed |= cx.inherit_start(b, a);
-                if nullable[c] {
-                    changed |= cx.inherit_end(b, a);
-                }
-                if nullable[b] {
-                    changed |= cx.inherit_start(c, a);
-                }
-            }
-            if !changed {
-                return cx;
+            if nullable[b.index()] {
+                start_edges.push((a.index(), c.index()));
             }
         }
-    }
-
-    /// `child` (in `parent → child`) gets the parent's whole context.
-    fn inherit(&mut self, parent: usize, child: usize) -> bool {
-        self.inherit_end(child, parent) | self.inherit_start(child, parent)
-    }
-
-    fn inherit_end(&mut self, child: usize, parent: usize) -> bool {
-        let mut changed = or_self(&mut self.follow, child, parent, self.words);
-        if self.can_end[parent] && !self.can_end[child] {
-            self.can_end[child] = true;
-            changed = true;
-        }
-        changed
-    }
-
-    fn inherit_start(&mut self, child: usize, parent: usize) -> bool {
-        let mut changed = or_self(&mut self.precede, child, parent, self.words);
-        if self.can_start[parent] && !self.can_start[child] {
-            self.can_start[child] = true;
-            changed = true;
-        }
-        changed
+        propagate(&mut cx.follow, &mut cx.can_end, words, &end_edges);
+        propagate(&mut cx.precede, &mut cx.can_start, words, &start_edges);
+        cx
     }
 }
 
-/// FIRST sets (`first = true`) or LAST sets of every nonterminal, as bitsets.
+/// The least solution of `sets[child] ⊇ sets[parent]`, `flags[child] ≥ flags[parent]` for
+/// each edge `(parent, child)`, from the current values: a worklist, so each node is revisited
+/// only when its own set grew.
+fn propagate(sets: &mut [u64], flags: &mut [bool], words: usize, edges: &[(usize, usize)]) {
+    let n = flags.len();
+    let children = super::normal::Csr::build(n, edges.iter().map(|&(p, c)| (p, c as u32)));
+    let mut queued = vec![true; n];
+    let mut stack: Vec<usize> = (0..n).rev().collect();
+    while let Some(p) = stack.pop() {
+        queued[p] = false;
+        for &c in children.get(p) {
+            let c = c as usize;
+            let mut changed = or_self(sets, c, p, words);
+            if flags[p] && !flags[c] {
+                flags[c] = true;
+                changed = true;
+            }
+            if changed && !queued[c] {
+                queued[c] = true;
+                stack.push(c);
+            }
+        }
+    }
+}
+
+/// FIRST sets (`first = true`) or LAST sets of every nonterminal, as bitsets: `A → t` puts t
+/// in A's set; `A → B` and `A → B C` pass B's set up to A (and C's, when B is nullable; for
+/// LAST sets the other way round).
 fn edge_sets(g: &NormalGrammar, nullable: &[bool], words: usize, first: bool) -> Vec<u64> {
     let mut sets = vec![0u64; g.num_nonterminals() * words];
     for &(a, t) in g.terminal_rules() {
         sets[a.index() * words + t.index() / 64] |= 1 << (t.index() % 64);
     }
-    loop {
-        let mut changed = false;
-        for &(a, b) in g.unit_rules() {
-            changed |= or_self(&mut sets, a.index(), b.index(), words);
-        }
-        for &(a, b, c) in g.binary_rules() {
-            let (near, far) = if first { (b, c) } else { (c, b) };
-            changed |= or_self(&mut sets, a.index(), near.index(), words);
-            if nullable[near.index()] {
-                changed |= or_self(&mut sets, a.index(), far.index(), words);
-            }
-        }
-        if !changed {
-            return sets;
+    let mut edges = Vec::new();
+    for &(a, b) in g.unit_rules() {
+        edges.push((b.index(), a.index()));
+    }
+    for &(a, b, c) in g.binary_rules() {
+        let (near, far) = if first { (b, c) } else { (c, b) };
+        edges.push((near.index(), a.index()));
+        if nullable[near.index()] {
+            edges.push((far.index(), a.index()));
         }
     }
+    let mut flags = vec![false; g.num_nonterminals()];
+    propagate(&mut sets, &mut flags, words, &edges);
+    sets
 }
 
 /// `sets[dst] |= sets[src]`; whether anything changed.
 fn or_self(sets: &mut [u64], dst: usize, src: usize, words: usize) -> bool {
-    let row: smallvec::SmallVec<[u64; 4]> = sets[src * words..(src + 1) * words].into();
-    or_into(sets, dst, &row, 0, words)
+    if dst == src {
+        return false;
+    }
+    let (d, s) = if dst < src {
+        let (lo, hi) = sets.split_at_mut(src * words);
+        (&mut lo[dst * words..(dst + 1) * words], &hi[..words])
+    } else {
+        let (lo, hi) = sets.split_at_mut(dst * words);
+        (&mut hi[..words], &lo[src * words..(src + 1) * words])
+    };
+    let mut changed = false;
+    for (d, &v) in d.iter_mut().zip(s) {
+        if *d | v != *d {
+            *d |= v;
+            changed = true;
+        }
+    }
+    changed
 }
 
 /// `dst_sets[dst] |= src_sets[src]`; whether anything changed.

@@ -215,46 +215,61 @@ impl NormalGrammar {
     }
 }
 
-/// Which nonterminals derive the empty string (a fixpoint over the productions).
+/// Which nonterminals derive the empty string: a worklist over the productions (each binary
+/// production waits for its two children), linear in the grammar's size.
 fn nullable(
     n: usize,
     epsilon_rules: &[NonterminalId],
     unit_rules: &[(NonterminalId, NonterminalId)],
     binary_rules: &[(NonterminalId, NonterminalId, NonterminalId)],
 ) -> Vec<bool> {
+    // Productions by child (a binary one once per occurrence).
+    let by_unit = Csr::build(n, unit_rules.iter().map(|&(a, b)| (b.index(), a)));
+    let by_binary = Csr::build(
+        n,
+        binary_rules
+            .iter()
+            .enumerate()
+            .flat_map(|(i, &(_, b, c))| [(b.index(), i as u32), (c.index(), i as u32)]),
+    );
+    let mut waiting: Vec<u8> = vec![2; binary_rules.len()];
     let mut null = vec![false; n];
+    let mut stack = Vec::new();
     for &a in epsilon_rules {
-        null[a.index()] = true;
-    }
-    loop {
-        let mut changed = false;
-        for &(a, b) in unit_rules {
-            if null[b.index()] && !null[a.index()] {
-                null[a.index()] = true;
-                changed = true;
-            }
-        }
-        for &(a, b, c) in binary_rules {
-            if null[b.index()] && null[c.index()] && !null[a.index()] {
-                null[a.index()] = true;
-                changed = true;
-            }
-        }
-        if !changed {
-            return null;
+        if !null[a.index()] {
+            null[a.index()] = true;
+            stack.push(a);
         }
     }
+    while let Some(x) = stack.pop() {
+        for &a in by_unit.get(x.index()) {
+            if !null[a.index()] {
+                null[a.index()] = true;
+                stack.push(a);
+            }
+        }
+        for &i in by_binary.get(x.index()) {
+            let i = i as usize;
+            waiting[i] -= 1;
+            let a = binary_rules[i].0;
+            if waiting[i] == 0 && !null[a.index()] {
+                null[a.index()] = true;
+                stack.push(a);
+            }
+        }
+    }
+    null
 }
 
 /// A compressed sparse row table: for each key in `0..n`, a slice of values.
 #[derive(Clone, Debug)]
-struct Csr<V> {
+pub(super) struct Csr<V> {
     offsets: Vec<u32>,
     values: Vec<V>,
 }
 
 impl<V: Copy> Csr<V> {
-    fn build(n: usize, pairs: impl Iterator<Item = (usize, V)> + Clone) -> Self {
+    pub(super) fn build(n: usize, pairs: impl Iterator<Item = (usize, V)> + Clone) -> Self {
         let mut offsets = vec![0u32; n + 1];
         for (k, _) in pairs.clone() {
             offsets[k + 1] += 1;
@@ -275,7 +290,7 @@ impl<V: Copy> Csr<V> {
     }
 
     #[inline]
-    fn get(&self, k: usize) -> &[V] {
+    pub(super) fn get(&self, k: usize) -> &[V] {
         &self.values[self.offsets[k] as usize..self.offsets[k + 1] as usize]
     }
 }

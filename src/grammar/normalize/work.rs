@@ -6,10 +6,20 @@
 
 use hashbrown::HashMap;
 
+use super::inline;
+
 use crate::grammar::analysis::generating_rules;
 #[cfg(test)]
 use crate::grammar::GrammarBuilder;
 use crate::grammar::{Grammar, NonterminalId, Rule, Symbol};
+
+/// Steps [`WorkGrammar::inline_single_use`] may take (sites inlined, candidates looked at,
+/// rules moved); real grammars need a few thousand.
+pub const MAX_INLINE_WORK: u64 = 1 << 22;
+
+/// Symbols [`WorkGrammar::share_bigrams`] may count, over all its rounds; real grammars need
+/// under a million.
+pub const MAX_BIGRAM_WORK: usize = 1 << 25;
 
 /// A grammar under rewriting: rules with arbitrary right-hand sides over nonterminal ids that
 /// need not be dense.
@@ -137,23 +147,74 @@ impl WorkGrammar {
 
     /// Replaces nonterminals that have a single one-symbol rule (`B → x`) by that symbol
     /// everywhere. The start symbol is kept.
+    ///
+    /// One pass: each alias is resolved to the end of its chain (`A → B`, `B → x`: A is x);
+    /// the aliases of a cycle (which only a grammar with useless symbols has) resolve to the
+    /// member whose rule comes last, which keeps its rule, as substituting them one at a time
+    /// in rule order would leave it.
     pub fn substitute_aliases(&mut self) {
-        loop {
-            let counts = self.rule_counts();
-            let alias = self.rules.iter().find(|r| {
-                r.lhs != self.start
-                    && counts[r.lhs.index()] == 1
-                    && r.rhs.len() == 1
-                    && r.rhs[0] != Symbol::N(r.lhs)
-            });
-            let Some(alias) = alias.cloned() else { return };
-            let from = Symbol::N(alias.lhs);
-            let to = alias.rhs[0];
-            self.rules.retain(|r| r.lhs != alias.lhs);
-            for r in &mut self.rules {
-                for s in &mut r.rhs {
-                    if *s == from {
-                        *s = to;
+        let n = self.names.len();
+        let counts = self.rule_counts();
+        // alias[a]: a's one rule is `a → target`, at this position.
+        let mut alias: Vec<Option<(Symbol, usize)>> = vec![None; n];
+        for (i, r) in self.rules.iter().enumerate() {
+            if r.lhs != self.start
+                && counts[r.lhs.index()] == 1
+                && r.rhs.len() == 1
+                && r.rhs[0] != Symbol::N(r.lhs)
+            {
+                alias[r.lhs.index()] = Some((r.rhs[0], i));
+            }
+        }
+        if alias.iter().all(Option::is_none) {
+            return;
+        }
+        let mut resolved: Vec<Option<Symbol>> = vec![None; n];
+        let mut survivor = vec![false; n];
+        let mut on_path = vec![false; n];
+        let mut path: Vec<usize> = Vec::new();
+        for a in 0..n {
+            if alias[a].is_none() || resolved[a].is_some() || survivor[a] {
+                continue;
+            }
+            path.clear();
+            let mut cur = Symbol::N(NonterminalId(a as u32));
+            let target = loop {
+                let Symbol::N(x) = cur else { break cur };
+                let x = x.index();
+                let Some((next, _)) = alias[x].filter(|_| !survivor[x]) else {
+                    break cur;
+                };
+                if let Some(t) = resolved[x] {
+                    break t;
+                }
+                if on_path[x] {
+                    let from = path.iter().position(|&p| p == x).expect("x is on the path");
+                    let last = *path[from..]
+                        .iter()
+                        .max_by_key(|&&m| alias[m].map(|(_, i)| i))
+                        .expect("a cycle has members");
+                    survivor[last] = true;
+                    break Symbol::N(NonterminalId(last as u32));
+                }
+                on_path[x] = true;
+                path.push(x);
+                cur = next;
+            };
+            for &x in &path {
+                on_path[x] = false;
+                if !survivor[x] {
+                    resolved[x] = Some(target);
+                }
+            }
+        }
+        self.rules
+            .retain(|r| alias[r.lhs.index()].is_none() || survivor[r.lhs.index()]);
+        for r in &mut self.rules {
+            for s in &mut r.rhs {
+                if let Symbol::N(x) = *s {
+                    if let Some(t) = resolved[x.index()] {
+                        *s = t;
                     }
                 }
             }
@@ -162,8 +223,33 @@ impl WorkGrammar {
 
     /// Inlines a nonterminal used exactly once when that cannot grow the binarized grammar:
     /// it has a single rule, or its one use is a unit rule `A → B`.
+    ///
+    /// The sites are taken in the order a sweep over the rules would find them (the first
+    /// eligible site of the first rule that has one, a rewritten rule moving to the end), so the
+    /// result does not depend on how the work is organized; see [`inline`] for how that order
+    /// is kept without sweeping. At most [`MAX_INLINE_WORK`] steps: past them the grammar is
+    /// left as far as it got (inlining only makes it smaller).
     pub fn inline_single_use(&mut self) {
-        loop {
+        let counts = self.rule_counts();
+        let defined = self.rules.iter().all(|r| {
+            r.rhs
+                .iter()
+                .all(|s| !matches!(s, Symbol::N(b) if counts[b.index()] == 0))
+        });
+        if defined {
+            inline::run(self, counts, MAX_INLINE_WORK);
+        } else {
+            // Only a grammar with useless symbols uses a nonterminal without rules (the
+            // pipeline removes them first); such a site vanishes with its rule, which can make
+            // other sites eligible again: the plain sweep handles that.
+            self.inline_single_use_by_sweeps(MAX_INLINE_WORK);
+        }
+    }
+
+    /// [`WorkGrammar::inline_single_use`] by a sweep over all rules per inlined site
+    /// (quadratic: for grammars that use nonterminals without rules, which are small).
+    fn inline_single_use_by_sweeps(&mut self, max_steps: u64) {
+        for _ in 0..max_steps {
             let counts = self.rule_counts();
             let occ = self.occurrences();
             let site = self.rules.iter().enumerate().find_map(|(ri, r)| {
@@ -201,14 +287,25 @@ impl WorkGrammar {
     /// `A → α A'` with `A'` deriving the distinct remainders.
     pub fn left_factor(&mut self) {
         self.dedupe();
+        // by_lhs[a]: the positions of a's rules (in no order); slot[i]: where rule i is listed.
+        let mut by_lhs: Vec<Vec<usize>> = vec![Vec::new(); self.names.len()];
+        let mut slot: Vec<usize> = Vec::with_capacity(self.rules.len());
+        for (i, r) in self.rules.iter().enumerate() {
+            slot.push(by_lhs[r.lhs.index()].len());
+            by_lhs[r.lhs.index()].push(i);
+        }
         let mut work: Vec<NonterminalId> =
             (0..self.names.len() as u32).map(NonterminalId).collect();
         while let Some(a) = work.pop() {
+            let mut mine: Vec<usize> = by_lhs[a.index()]
+                .iter()
+                .copied()
+                .filter(|&i| !self.rules[i].rhs.is_empty())
+                .collect();
+            mine.sort_unstable();
             let mut by_first: HashMap<Symbol, Vec<usize>> = HashMap::new();
-            for (i, r) in self.rules.iter().enumerate() {
-                if r.lhs == a && !r.rhs.is_empty() {
-                    by_first.entry(r.rhs[0]).or_default().push(i);
-                }
+            for &i in &mine {
+                by_first.entry(self.rules[i].rhs[0]).or_default().push(i);
             }
             let mut groups: Vec<Vec<usize>> =
                 by_first.into_values().filter(|g| g.len() > 1).collect();
@@ -236,85 +333,152 @@ impl WorkGrammar {
             }
             remove.sort_unstable();
             for i in remove.into_iter().rev() {
+                // Unlist rule i, then move the last rule into its place, as swap_remove does.
+                let list = &mut by_lhs[self.rules[i].lhs.index()];
+                list.swap_remove(slot[i]);
+                if let Some(&moved) = list.get(slot[i]) {
+                    slot[moved] = slot[i];
+                }
+                let last = self.rules.len() - 1;
                 self.rules.swap_remove(i);
+                slot.swap_remove(i);
+                if i != last {
+                    by_lhs[self.rules[i].lhs.index()][slot[i]] = i;
+                }
             }
-            self.rules.extend(added);
+            by_lhs.resize(self.names.len(), Vec::new());
+            for r in added {
+                let list = &mut by_lhs[r.lhs.index()];
+                slot.push(list.len());
+                list.push(self.rules.len());
+                self.rules.push(r);
+            }
         }
     }
 
     /// Shared 2-gram elimination: while some pair `B C` occurs at least twice inside
     /// right-hand sides longer than two, name it once (`N → B C`) and use `N` instead.
+    ///
+    /// Each round counts the pairs of all long right-hand sides; after [`MAX_BIGRAM_WORK`]
+    /// symbols counted in all, the pass stops where it is (sharing only makes the grammar
+    /// smaller).
     pub fn share_bigrams(&mut self) {
+        let mut counts = self.rule_counts();
+        let mut pairs = PairRules::default();
+        for (i, r) in self.rules.iter().enumerate() {
+            pairs.note(r, i, self.start, &counts);
+        }
+        let mut long: Vec<usize> = (0..self.rules.len())
+            .filter(|&i| self.rules[i].rhs.len() > 2)
+            .collect();
+        let mut work = 0usize;
         loop {
-            let mut counts: HashMap<(Symbol, Symbol), (usize, usize)> = HashMap::new();
+            let mut counts_of: HashMap<(Symbol, Symbol), (usize, usize)> = HashMap::new();
             let mut order = 0usize;
-            for r in self.rules.iter().filter(|r| r.rhs.len() > 2) {
+            for &ri in &long {
+                let r = &self.rules[ri];
+                work += r.rhs.len();
                 let mut i = 0;
                 while i + 1 < r.rhs.len() {
-                    let e = counts.entry((r.rhs[i], r.rhs[i + 1])).or_insert_with(|| {
-                        order += 1;
-                        (0, order)
-                    });
+                    let e = counts_of
+                        .entry((r.rhs[i], r.rhs[i + 1]))
+                        .or_insert_with(|| {
+                            order += 1;
+                            (0, order)
+                        });
                     e.0 += 1;
                     // Count non-overlapping occurrences, as the replacement below does.
                     i += if r.rhs[i] == r.rhs[i + 1] { 2 } else { 1 };
                 }
             }
-            let best = counts
+            if work > MAX_BIGRAM_WORK {
+                return;
+            }
+            let best = counts_of
                 .into_iter()
                 .filter(|(_, (c, _))| *c >= 2)
                 .max_by_key(|(_, (c, first))| (*c, std::cmp::Reverse(*first)));
             let Some(((b, c), _)) = best else { return };
-            let pair = self.pair_nonterminal(b, c);
-            for r in self.rules.iter_mut().filter(|r| r.rhs.len() > 2) {
+            let pair = match pairs.by_pair.get(&(b, c)) {
+                Some(&(_, n)) => n,
+                None => {
+                    let n = self.fresh("pair");
+                    counts.push(1);
+                    let rule = Rule {
+                        lhs: n,
+                        rhs: vec![b, c],
+                    };
+                    pairs.note(&rule, self.rules.len(), self.start, &counts);
+                    self.rules.push(rule);
+                    n
+                }
+            };
+            for &ri in &long {
+                let r = &mut self.rules[ri];
                 r.rhs = replace_pair(&r.rhs, (b, c), Symbol::N(pair));
             }
+            for &ri in &long {
+                pairs.note(&self.rules[ri], ri, self.start, &counts);
+            }
+            long.retain(|&ri| self.rules[ri].rhs.len() > 2);
         }
-    }
-
-    /// A nonterminal deriving exactly `b c`: an existing one whose only rule is that, or new.
-    fn pair_nonterminal(&mut self, b: Symbol, c: Symbol) -> NonterminalId {
-        let counts = self.rule_counts();
-        if let Some(r) = self
-            .rules
-            .iter()
-            .find(|r| r.lhs != self.start && counts[r.lhs.index()] == 1 && r.rhs[..] == [b, c])
-        {
-            return r.lhs;
-        }
-        let n = self.fresh("pair");
-        self.rules.push(Rule {
-            lhs: n,
-            rhs: vec![b, c],
-        });
-        n
     }
 
     /// Splits right-hand sides longer than two into right-branching chains; equal suffixes
     /// share one chain.
+    ///
+    /// Suffixes are compared by ids hash-consed from the right (`(symbol, id of the rest)`),
+    /// so a rule of length L costs O(L), not the O(L²) of hashing each suffix whole.
     pub fn binarize(&mut self) {
-        let mut suffixes: HashMap<Vec<Symbol>, NonterminalId> = HashMap::new();
+        // Suffix ids: (first symbol, id of the rest; u32::MAX for none) → id.
+        let mut ids: HashMap<(Symbol, u32), u32> = HashMap::new();
+        let mut named: HashMap<u32, NonterminalId> = HashMap::new();
         let mut out = Vec::with_capacity(self.rules.len());
         let mut pending: Vec<Rule> = std::mem::take(&mut self.rules);
+        let mut suffix = Vec::new();
         while let Some(r) = pending.pop() {
-            if r.rhs.len() <= 2 {
+            let len = r.rhs.len();
+            if len <= 2 {
                 out.push(r);
                 continue;
             }
-            let tail = r.rhs[1..].to_vec();
-            let n = match suffixes.get(&tail) {
-                Some(&n) => n,
-                None => {
-                    let n = self.fresh(&self.names[r.lhs.index()].clone());
-                    suffixes.insert(tail.clone(), n);
-                    pending.push(Rule { lhs: n, rhs: tail });
-                    n
+            suffix.clear();
+            suffix.resize(len, u32::MAX);
+            let mut rest = u32::MAX;
+            for i in (1..len).rev() {
+                let next = ids.len() as u32;
+                rest = *ids.entry((r.rhs[i], rest)).or_insert(next);
+                suffix[i] = rest;
+            }
+            // The rule `lhs → rhs[i..]`, longer than two: `lhs → rhs[i] N` with N naming the
+            // rest, new (and then split in turn) or shared.
+            let (mut lhs, mut i) = (r.lhs, 0);
+            loop {
+                let (n, fresh) = match named.get(&suffix[i + 1]) {
+                    Some(&n) => (n, false),
+                    None => {
+                        let n = self.fresh(&self.names[lhs.index()].clone());
+                        named.insert(suffix[i + 1], n);
+                        (n, true)
+                    }
+                };
+                out.push(Rule {
+                    lhs,
+                    rhs: vec![r.rhs[i], Symbol::N(n)],
+                });
+                if !fresh {
+                    break;
                 }
-            };
-            out.push(Rule {
-                lhs: r.lhs,
-                rhs: vec![r.rhs[0], Symbol::N(n)],
-            });
+                lhs = n;
+                i += 1;
+                if len - i <= 2 {
+                    out.push(Rule {
+                        lhs,
+                        rhs: r.rhs[i..].to_vec(),
+                    });
+                    break;
+                }
+            }
         }
         self.rules = out;
     }
@@ -389,6 +553,28 @@ impl WorkGrammar {
         }
         self.start = NonterminalId(0);
         self.names = names;
+    }
+}
+
+/// For [`WorkGrammar::share_bigrams`]: each pair's first rule `N → B C` (by position) whose
+/// left side is not the start and has no other rule; such an N can stand for the pair.
+#[derive(Default)]
+struct PairRules {
+    by_pair: HashMap<(Symbol, Symbol), (usize, NonterminalId)>,
+}
+
+impl PairRules {
+    fn note(&mut self, r: &Rule, at: usize, start: NonterminalId, counts: &[usize]) {
+        if r.rhs.len() != 2 || r.lhs == start || counts[r.lhs.index()] != 1 {
+            return;
+        }
+        let e = self
+            .by_pair
+            .entry((r.rhs[0], r.rhs[1]))
+            .or_insert((at, r.lhs));
+        if at < e.0 {
+            *e = (at, r.lhs);
+        }
     }
 }
 

@@ -127,6 +127,7 @@ impl<'a> Lowerer<'a> {
             Some(_) => return Err(bad(ptr, "patternProperties", "not an object")),
         };
         let mut required: Vec<String> = vec![];
+        let mut required_set: hashbrown::HashSet<String> = hashbrown::HashSet::new();
         match o.get("required") {
             None => {}
             Some(Value::Array(a)) => {
@@ -134,7 +135,7 @@ impl<'a> Lowerer<'a> {
                     let r = r
                         .as_str()
                         .ok_or_else(|| bad(ptr, "required", "not a list of strings"))?;
-                    if !required.iter().any(|x| x == r) {
+                    if required_set.insert(r.to_string()) {
                         required.push(r.to_string());
                     }
                 }
@@ -196,7 +197,7 @@ impl<'a> Lowerer<'a> {
         for (name, schema, sptr) in &declared {
             // Every declared name gets its literal, so it never lexes as an additional name.
             self.key(name);
-            let is_required = required.contains(name);
+            let is_required = required_set.contains(name);
             match self.schema(schema, sptr, depth + 1)? {
                 None if is_required => return Ok(None),
                 None => {}

@@ -16,7 +16,10 @@ pub enum SchemaError {
     #[error("the schema is not JSON: {0}")]
     NotJson(String),
     /// A schema (the root or a subschema) is neither an object nor a boolean.
-    #[error("{pointer:?}: a schema must be an object or a boolean, found {found}")]
+    #[error(
+        "{}: a schema must be an object or a boolean, found {found}",
+        at(pointer)
+    )]
     NotASchema {
         /// JSON pointer of the schema location at fault.
         pointer: String,
@@ -24,7 +27,10 @@ pub enum SchemaError {
         found: String,
     },
     /// A keyword that lacuna cannot enforce exactly (strict mode only; lenient mode warns).
-    #[error("{pointer:?}: keyword `{keyword}` cannot be enforced: {reason} (use lenient mode to ignore it)")]
+    #[error(
+        "{}: keyword `{keyword}` cannot be enforced: {reason} (use lenient mode to ignore it)",
+        at(pointer)
+    )]
     Unsupported {
         /// JSON pointer of the keyword, or of the schema that holds it.
         pointer: String,
@@ -34,7 +40,7 @@ pub enum SchemaError {
         reason: String,
     },
     /// A keyword with a value of the wrong shape (`"required": 3`).
-    #[error("{pointer:?}: keyword `{keyword}` has an invalid value: {reason}")]
+    #[error("{}: keyword `{keyword}` has an invalid value: {reason}", at(pointer))]
     BadKeyword {
         /// JSON pointer of the keyword, or of the schema that holds it.
         pointer: String,
@@ -44,7 +50,7 @@ pub enum SchemaError {
         reason: String,
     },
     /// A `$ref` that names no schema of this document.
-    #[error("{pointer:?}: `$ref` {target:?} does not resolve: {reason}")]
+    #[error("{}: `$ref` {target:?} does not resolve: {reason}", at(pointer))]
     BadRef {
         /// JSON pointer of the `$ref`'s location.
         pointer: String,
@@ -55,7 +61,7 @@ pub enum SchemaError {
     },
     /// An `allOf` (or a `$ref` with siblings) whose parts contradict each other, or cannot be
     /// merged exactly.
-    #[error("{pointer:?}: cannot merge the subschemas of `allOf`: {reason}")]
+    #[error("{}: cannot merge the subschemas of `allOf`: {reason}", at(pointer))]
     Merge {
         /// JSON pointer of the schema holding the `allOf` (or `$ref`).
         pointer: String,
@@ -63,7 +69,11 @@ pub enum SchemaError {
         reason: String,
     },
     /// A `pattern` (or `patternProperties` key) the regex engine cannot compile.
-    #[error("{pointer:?}: `pattern` {pattern:?} cannot be compiled: {reason}")]
+    #[error(
+        "{}: `pattern` {} cannot be compiled: {reason}",
+        at(pointer),
+        shown(pattern)
+    )]
     BadPattern {
         /// JSON pointer of the `pattern` (or `patternProperties` key).
         pointer: String,
@@ -73,7 +83,7 @@ pub enum SchemaError {
         reason: String,
     },
     /// A size budget ran out (nesting depth, expansion of `minItems`/`maxItems`, grammar size).
-    #[error("{pointer:?}: {what} exceeds the budget of {limit}")]
+    #[error("{}: {what} exceeds the budget of {limit}", at(pointer))]
     Budget {
         /// JSON pointer of the schema location where the budget ran out.
         pointer: String,
@@ -82,8 +92,16 @@ pub enum SchemaError {
         /// The budget, in the units of `what`.
         limit: usize,
     },
+    /// The compiled grammar exceeds a size limit (named in the message).
+    #[error("{}: the compiled grammar is too large: {message}", at(pointer))]
+    TooLarge {
+        /// JSON pointer of the schema whose grammar is too large (`""`: the whole schema).
+        pointer: String,
+        /// Which limit, and by how much.
+        message: String,
+    },
     /// The schema admits no JSON value at all.
-    #[error("{pointer:?}: the schema admits no instance")]
+    #[error("{}: the schema admits no instance", at(pointer))]
     Empty {
         /// JSON pointer of the (sub)schema that admits nothing; `""` for the root.
         pointer: String,
@@ -104,6 +122,7 @@ impl SchemaError {
             | SchemaError::Merge { pointer, .. }
             | SchemaError::BadPattern { pointer, .. }
             | SchemaError::Budget { pointer, .. }
+            | SchemaError::TooLarge { pointer, .. }
             | SchemaError::Empty { pointer } => Some(pointer),
             SchemaError::NotJson(_) | SchemaError::Grammar(_) => None,
         }
@@ -128,6 +147,35 @@ impl fmt::Display for SchemaWarning {
             "{:?}: keyword `{}` not enforced: {}",
             self.pointer, self.keyword, self.message
         )
+    }
+}
+
+/// A JSON pointer as an error message quotes it: in Rust string syntax, long reference tokens
+/// (a `patternProperties` key is a whole regex) cut to
+/// [`MAX_NAME_IN_MESSAGE`](crate::grammar::MAX_NAME_IN_MESSAGE) characters.
+fn at(pointer: &str) -> String {
+    if pointer.chars().count() <= 2 * crate::grammar::MAX_NAME_IN_MESSAGE {
+        return format!("{pointer:?}");
+    }
+    let tokens: Vec<String> = pointer
+        .split('/')
+        .map(|t| crate::grammar::shorten(t, crate::grammar::MAX_NAME_IN_MESSAGE))
+        .collect();
+    format!("{:?}", tokens.join("/"))
+}
+
+/// A pattern as an error message quotes it: in Rust string syntax, at most
+/// [`MAX_NAME_IN_MESSAGE`](crate::grammar::MAX_NAME_IN_MESSAGE) characters of it.
+fn shown(pattern: &str) -> String {
+    let n = pattern.chars().count();
+    if n <= crate::grammar::MAX_NAME_IN_MESSAGE {
+        format!("{pattern:?}")
+    } else {
+        let head: String = pattern
+            .chars()
+            .take(crate::grammar::MAX_NAME_IN_MESSAGE - 24)
+            .collect();
+        format!("{head:?}… ({n} characters)")
     }
 }
 

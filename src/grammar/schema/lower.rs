@@ -44,6 +44,8 @@ pub struct Lowerer<'a> {
     expansions: Expansions,
     /// Property-name literals: decoded name → terminal.
     pub(super) keys: Vec<(String, TerminalId)>,
+    /// The same, by name.
+    pub(super) key_ids: HashMap<String, TerminalId>,
     /// Places where a string lexeme may stand (see [`StringSite`]).
     pub(super) sites: Vec<(NonterminalId, StringSite)>,
     pub(super) site_ids: HashMap<String, NonterminalId>,
@@ -68,6 +70,7 @@ impl<'a> Lowerer<'a> {
             rules: 0,
             expansions: Expansions::default(),
             keys: vec![],
+            key_ids: HashMap::new(),
             sites: vec![],
             site_ids: HashMap::new(),
         }
@@ -149,6 +152,24 @@ impl<'a> Lowerer<'a> {
 }
 
 /// Whether a merge error only says that the two sides admit no common value.
+/// The target of a schema that is only a `$ref` (annotations aside).
+fn pure_ref(item: &Value) -> Option<&str> {
+    let o = item.as_object()?;
+    let r = o.get("$ref")?.as_str()?;
+    o.keys()
+        .all(|k| k == "$ref" || super::refs::is_annotation(k))
+        .then_some(r)
+}
+
+/// What `oneOf` compares between alternatives: the JSON types a (flattened) schema admits
+/// (`*`: any) and its discriminators.
+fn signature(v: &Value) -> (Vec<&'static str>, Vec<(String, Vec<Value>)>) {
+    match v {
+        Value::Object(m) => (possible_types(m), discriminators(m)),
+        _ => (vec!["*"], vec![]),
+    }
+}
+
 fn is_contradiction(e: &SchemaError) -> bool {
     matches!(e, SchemaError::Merge { reason, .. }
         if reason.starts_with("contradictory") || reason.starts_with("`enum`/`const` values"))
@@ -476,18 +497,30 @@ impl<'a> Lowerer<'a> {
         let rest = Value::Object(rest);
         let mut subs = vec![];
         let mut signatures = vec![];
+        let no_siblings = matches!(&rest, Value::Object(m) if m.is_empty());
         for (i, item) in items.iter().enumerate() {
             let iptr = push_pointer(&kptr, &i.to_string());
+            // An item that is only a `$ref`, without sibling keywords to merge into it, is the
+            // target's own language: its one nonterminal, shared by every such use, so that
+            // definitions that each use the next twice compile in linear size.
+            if let (true, Some(r)) = (no_siblings, pure_ref(item)) {
+                if key == "oneOf" {
+                    let f = flatten(self.root, item, &iptr, 0, &mut self.expansions)?;
+                    if let Value::Object(_) | Value::Bool(true) = &f {
+                        signatures.push(signature(&f));
+                    }
+                }
+                subs.push(self.reference(r, &iptr, depth + 1)?);
+                continue;
+            }
             let f = flatten(self.root, item, &iptr, 0, &mut self.expansions)?;
             let merged = match merge(&rest, &f, &iptr) {
                 Ok(m) => m,
                 Err(e) if is_contradiction(&e) => continue,
                 Err(e) => return Err(e),
             };
-            if let Value::Object(m) = &merged {
-                signatures.push((possible_types(m), discriminators(m)));
-            } else if merged == Value::Bool(true) {
-                signatures.push((vec!["*"], vec![]));
+            if let Value::Object(_) | Value::Bool(true) = &merged {
+                signatures.push(signature(&merged));
             }
             if let Some(s) = self.flat(&merged, &iptr, depth + 1)? {
                 subs.push(s);

@@ -133,12 +133,18 @@ pub fn compile(schema: &Value, options: &SchemaOptions) -> Result<CompiledSchema
     let start = lw.b.fresh_nonterminal("start");
     lw.b.rule(start, vec![Symbol::N(root)]);
     let warnings = std::mem::take(&mut lw.warnings);
-    let grammar = lw.b.build(start).map_err(|e| match e {
-        GrammarError::EmptyLanguage(_) => SchemaError::Empty {
-            pointer: String::new(),
-        },
-        e => SchemaError::Grammar(e),
-    })?;
+    let grammar =
+        lw.b.build_merging_alternatives(start)
+            .map_err(|e| match e {
+                GrammarError::EmptyLanguage(_) => SchemaError::Empty {
+                    pointer: String::new(),
+                },
+                GrammarError::TooLarge(message) => SchemaError::TooLarge {
+                    pointer: String::new(),
+                    message,
+                },
+                e => SchemaError::Grammar(e),
+            })?;
     Ok(CompiledSchema { grammar, warnings })
 }
 

@@ -136,6 +136,10 @@ impl<'a> Lowerer<'a> {
                 Ok(None) => return Ok(None),
                 Ok(Some(re)) => {
                     let lexeme = self.regex("STRING", re);
+                    if let (Symbol::T(t), Some(_)) = (lexeme, spec.pattern) {
+                        self.b
+                            .set_terminal_source(t, push_pointer(ptr, "pattern").to_string());
+                    }
                     let site = StringSite::Spec {
                         min_length: spec.min_length,
                         max_length: spec.max_length,

@@ -7,6 +7,8 @@
 //! constraints accept. Names declared by an object are thereby never additional names of that
 //! object, which is what the grammar needs, without a complement regex.
 
+use hashbrown::HashSet;
+
 use super::error::SchemaError;
 use super::lower::Lowerer;
 use crate::grammar::{Pattern, Symbol};
@@ -36,14 +38,15 @@ pub enum StringSite {
 impl<'a> Lowerer<'a> {
     /// The literal terminal of a property name, in its serde_json encoding.
     pub(super) fn key(&mut self, name: &str) -> Symbol {
-        if let Some((_, t)) = self.keys.iter().find(|(n, _)| n == name) {
-            return Symbol::T(*t);
+        if let Some(&t) = self.key_ids.get(name) {
+            return Symbol::T(t);
         }
         let text = serde_json::to_string(name).expect("strings serialize");
         let t = self
             .b
             .terminal(&format!("KEY{text}"), Pattern::Literal(text), 0);
         self.keys.push((name.to_string(), t));
+        self.key_ids.insert(name.to_string(), t);
         Symbol::T(t)
     }
 
@@ -69,14 +72,25 @@ impl<'a> Lowerer<'a> {
     /// Lets every string site admit the literals of the property names it admits.
     pub fn finish_sites(&mut self) -> Result<(), SchemaError> {
         let keys = std::mem::take(&mut self.keys);
+        self.key_ids.clear();
         let sites = std::mem::take(&mut self.sites);
         for (nt, site) in &sites {
             // Matchers are built once per site, not once per name.
             let (min, max, pattern, format, exact, excluded) = match site {
                 StringSite::Exact(v) => (0, None, None, None, Some(v), None),
-                StringSite::Key { excluded, pattern } => {
-                    (0, None, pattern.as_deref(), None, None, Some(excluded))
-                }
+                StringSite::Key { excluded, pattern } => (
+                    0,
+                    None,
+                    pattern.as_deref(),
+                    None,
+                    None,
+                    Some(
+                        excluded
+                            .iter()
+                            .map(String::as_str)
+                            .collect::<HashSet<&str>>(),
+                    ),
+                ),
                 StringSite::Spec {
                     min_length,
                     max_length,
@@ -106,7 +120,7 @@ impl<'a> Lowerer<'a> {
             for (name, t) in &keys {
                 let n = name.chars().count() as u64;
                 let ok = exact.is_none_or(|v| v == name)
-                    && excluded.is_none_or(|x| !x.contains(name))
+                    && excluded.as_ref().is_none_or(|x| !x.contains(name.as_str()))
                     && n >= min
                     && max.is_none_or(|m| n <= m)
                     && pattern.as_ref().is_none_or(|m| m.is_match(name))

@@ -160,6 +160,7 @@ impl Decoded {
         }
         let hir = encode(&self.hir)?;
         crate::grammar::check_automaton_size(&hir).map_err(StringIssue::BadPattern)?;
+        crate::grammar::check_dfa_size(&hir).map_err(StringIssue::BadPattern)?;
         Ok(hir.to_string())
     }
 }
@@ -200,10 +201,7 @@ fn char_len(h: &Hir) -> (u64, Option<u64>) {
 }
 
 fn parse(re: &str) -> Result<Hir, String> {
-    regex_syntax::ParserBuilder::new()
-        .build()
-        .parse(re)
-        .map_err(|e| e.to_string())
+    crate::grammar::parse_regex(re)
 }
 
 /// Parses an ECMA pattern into a decoded regex with its anchoring resolved: each top-level

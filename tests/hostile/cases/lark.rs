@@ -138,6 +138,12 @@ pub(super) fn lark_cases(b: &mut Battery) {
     // Lark names are ASCII.
     lark_case(b, "unicode_names.lark", &["unicode_names.lark:1:"]);
     lark_case(b, "dfa_blowup.lark", &[EITHER, "dfa_blowup.lark:2:", "`A`"]);
+    // Found by fuzzing (lark_grammar): a Unicode class repeated, 2 s to build here.
+    lark_case(
+        b,
+        "word_class_300.lark",
+        &[EITHER, "word_class_300.lark:2:", "`A`"],
+    );
     lark_case(b, "unicode_class_repeat.lark", &[]);
     lark_case(b, "any_char_repeat.lark", &[]);
     lark_case(b, "terminal_fanout.lark", &["terminal_fanout.lark:", "T"]);
