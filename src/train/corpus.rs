@@ -47,7 +47,7 @@ impl Corpus {
     /// UTF-8, too long) is an error naming it.
     pub fn read(path: &Path) -> Result<Corpus> {
         use std::io::{BufRead, Read};
-        let io = |source| TrainError::Io {
+        let io = |source| TrainError::Read {
             path: path.to_path_buf(),
             source,
         };

@@ -29,9 +29,17 @@ pub use trainer::{
 /// What went wrong while training, naming the file or line at fault.
 #[derive(Debug, thiserror::Error)]
 pub enum TrainError {
-    /// A file could not be read or written.
+    /// A file could not be read.
     #[error("cannot read {path}: {source}")]
-    Io {
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// A file or folder could not be written or created.
+    #[error("cannot write {path}: {source}")]
+    Write {
         /// The file or folder.
         path: PathBuf,
         /// The I/O error.

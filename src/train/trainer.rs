@@ -133,7 +133,7 @@ pub fn train(opts: &TrainOptions) -> Result<TrainReport> {
     validate(opts)?;
     let device = Device::Cpu;
     let corpus = Corpus::read(&opts.corpus)?;
-    std::fs::create_dir_all(&opts.out).map_err(|source| TrainError::Io {
+    std::fs::create_dir_all(&opts.out).map_err(|source| TrainError::Write {
         path: opts.out.clone(),
         source,
     })?;
@@ -158,7 +158,7 @@ pub fn train(opts: &TrainOptions) -> Result<TrainReport> {
     let tokenizer = if resumed.is_some() {
         let json =
             read_bounded(&tok_path, MAX_TOKENIZER_BYTES, "tokenizer files").map_err(|source| {
-                TrainError::Io {
+                TrainError::Read {
                     path: tok_path.clone(),
                     source,
                 }
@@ -528,7 +528,7 @@ fn save_checkpoint(
 }
 
 fn write_text(path: &Path, text: &str) -> Result<()> {
-    std::fs::write(path, text).map_err(|source| TrainError::Io {
+    std::fs::write(path, text).map_err(|source| TrainError::Write {
         path: path.to_path_buf(),
         source,
     })
@@ -537,7 +537,7 @@ fn write_text(path: &Path, text: &str) -> Result<()> {
 fn write_atomic(path: &Path, write: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
     let tmp = path.with_extension("tmp");
     write(&tmp)?;
-    std::fs::rename(&tmp, path).map_err(|source| TrainError::Io {
+    std::fs::rename(&tmp, path).map_err(|source| TrainError::Write {
         path: path.to_path_buf(),
         source,
     })

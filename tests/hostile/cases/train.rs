@@ -272,7 +272,7 @@ pub(super) fn train_cases(b: &mut Battery) {
         "--out is a file",
         &args,
         "",
-        err(&["out_is_a_file"]),
+        err(&["cannot write", "out_is_a_file"]),
     )
     .timeout(SLOW);
     let o = out(b, "garbage_state");
