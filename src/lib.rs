@@ -79,6 +79,7 @@
 //! | `lacuna check`, `lacuna mask` | grammars kept per run | 16 (least recently used dropped) |
 //! | | positions of a token canvas line | 131,072 (`--max-positions`) |
 //! | | one input line | 64 MiB |
+//! | | one line's work, once its grammar is loaded | `--timeout-ms` (none by default) |
 //! | `lacuna generate` | `--length` + prompt | the model's context |
 //! | | `--steps` | 1 to `--length` |
 //! | `lacuna train` | corpus / one line / one prompt or answer | 1 GiB / 1 MiB / 16 KiB |

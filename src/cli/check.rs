@@ -1,5 +1,6 @@
-//! `lacuna check [--grammar SPEC] [--complete] [--stats] [--tokenizer FILE [--eos NAME]..]
-//! [FILE|-]`: canvas JSON lines in, verdict JSON lines out (formats in DESIGN.md).
+//! `lacuna check [--grammar SPEC] [--complete] [--stats] [--timeout-ms MS]
+//! [--tokenizer FILE [--eos NAME]..] [FILE|-]`: canvas JSON lines in, verdict JSON lines out
+//! (formats in DESIGN.md).
 //!
 //! With `--tokenizer`, lines are token canvases (`"tokens": [id or null, ..]`) checked under
 //! token-exact semantics ([`Checker::check_tokens`]): a masked position holds exactly one token.
@@ -48,6 +49,10 @@ pub struct CheckArgs {
     /// With --tokenizer: the longest token canvas read (positions); longer lines get an error.
     #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_POSITIONS)]
     max_positions: usize,
+    /// Give up on a line's work after this many milliseconds (from when its grammar is
+    /// loaded): its answers are `unknown`. Without it, only the work budgets bound a line.
+    #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..))]
+    timeout_ms: Option<u64>,
     /// Canvas JSON lines; `-` or nothing reads standard input.
     file: Option<String>,
 }
@@ -79,7 +84,8 @@ pub fn run(args: CheckArgs) -> Result<bool, String> {
         Some(path) => Some(load_vocabulary(path, &args.eos)?),
         None => None,
     };
-    let mut checkers = Checkers::new(args.lenient, vocab.clone());
+    let mut checkers = Checkers::new(args.lenient, vocab.clone())
+        .with_line_timeout(args.timeout_ms.map(std::time::Duration::from_millis));
     let mut summary = Summary::default();
     summary.errors = answer_lines(input, |line| match &vocab {
         Some(vocab) => check_token_line(&args, &mut checkers, vocab, line, &mut summary),

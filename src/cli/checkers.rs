@@ -9,12 +9,14 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::sync::Arc;
+use std::time::Duration;
 
 use hashbrown::HashMap;
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::checker::Checker;
+use crate::deadline::Deadline;
 use crate::grammar::schema::SchemaOptions;
 use crate::grammar::spec;
 use crate::vocab::{VocabError, Vocabulary};
@@ -79,6 +81,8 @@ pub struct Checkers {
     /// Each spec's checker or failure, with when it was last used (a count of lookups).
     by_spec: HashMap<String, (Result<Checker, String>, u64)>,
     lookups: u64,
+    /// The wall-clock time one line's work may take once its checker is built.
+    line_timeout: Option<Duration>,
 }
 
 impl Checkers {
@@ -90,7 +94,16 @@ impl Checkers {
             vocab,
             by_spec: HashMap::new(),
             lookups: 0,
+            line_timeout: None,
         }
+    }
+
+    /// Gives each line's work (checks, completion, masks) `timeout` from when [`Checkers::get`]
+    /// hands its checker out; past it the answers are `unknown`. Building a grammar's checker
+    /// is not counted: its own limits bound it.
+    pub fn with_line_timeout(mut self, timeout: Option<Duration>) -> Checkers {
+        self.line_timeout = timeout;
+        self
     }
 
     /// The checker of `spec`, built on first use; the error it failed with, every time (while
@@ -113,7 +126,13 @@ impl Checkers {
         let (built, used) = self.by_spec.get_mut(spec).expect("inserted above");
         *used = self.lookups;
         match built {
-            Ok(checker) => Ok(checker),
+            Ok(checker) => {
+                checker.set_deadline(match self.line_timeout {
+                    Some(t) => Deadline::after(t),
+                    None => Deadline::never(),
+                });
+                Ok(checker)
+            }
             Err(e) => Err(e.clone()),
         }
     }

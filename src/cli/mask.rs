@@ -1,5 +1,5 @@
 //! `lacuna mask --grammar SPEC --tokenizer FILE [--positions masked|P,Q,..] [--count-only]
-//! [FILE|-]`: token-canvas JSON lines in, one mask line per canvas out (formats in DESIGN.md).
+//! [--timeout-ms MS] [FILE|-]`: token-canvas JSON lines in, one mask line per canvas out (formats in DESIGN.md).
 //!
 //! A position's mask is the set of ids that keep the canvas completable when placed there
 //! ([`Checker::allowed`](crate::checker::Checker::allowed)), exactly as `check --tokenizer`
@@ -46,6 +46,10 @@ pub struct MaskArgs {
     /// warning on stderr instead of failing the line.
     #[arg(long)]
     lenient: bool,
+    /// Give up on a line's work after this many milliseconds (from when its grammar is
+    /// loaded): its answers are `unknown`. Without it, only the work budgets bound a line.
+    #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..))]
+    timeout_ms: Option<u64>,
     /// Token-canvas JSON lines; `-` or nothing reads standard input.
     file: Option<String>,
 }
@@ -93,7 +97,8 @@ struct PositionMask {
 pub fn run(args: MaskArgs) -> Result<bool, String> {
     let input = open_input(args.file.as_deref())?;
     let vocab = load_vocabulary(&args.tokenizer, &args.eos)?;
-    let mut checkers = Checkers::new(args.lenient, Some(vocab.clone()));
+    let mut checkers = Checkers::new(args.lenient, Some(vocab.clone()))
+        .with_line_timeout(args.timeout_ms.map(std::time::Duration::from_millis));
     let errors = answer_lines(input, |line| mask_line(&args, &mut checkers, &vocab, line))?;
     Ok(errors == 0)
 }

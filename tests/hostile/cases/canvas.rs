@@ -150,6 +150,31 @@ pub(super) fn canvas_cases(b: &mut Battery) {
         lines(0, &[&["\"id\":\"e\"", "\"verdict\":\"completable\""]]),
     );
 
+    // A C++ canvas (found by fuzzing) whose check runs 2-4 s to its budget; twenty of them
+    // finish in the case's 10 s only if `--timeout-ms` bounds each line.
+    let slow = std::fs::read_to_string(input("canvas/slow_cpp.jsonl")).unwrap();
+    let mut slow_lines = String::new();
+    for i in 0..20 {
+        slow_lines.push_str(&slow.trim_end().replacen("\"slow\"", &i.to_string(), 1));
+        slow_lines.push('\n');
+    }
+    let unknown: Vec<[&str; 1]> = vec![["\"verdict\":\"unknown\""]; 20];
+    let unknown: Vec<&[&str]> = unknown.iter().map(|l| &l[..]).collect();
+    b.add(
+        "canvas line",
+        "--timeout-ms 100 on twenty slow C++ canvases",
+        &[
+            "check",
+            "--grammar",
+            "cpp",
+            "--complete",
+            "--timeout-ms",
+            "100",
+        ],
+        slow_lines,
+        lines(0, &unknown),
+    );
+
     // No grammar at all.
     b.add(
         "canvas line",

@@ -291,6 +291,23 @@ pub(super) fn cli_cases(b: &mut Battery) {
         "",
         ok(&["\"valid\""]),
     );
+    for sub in ["check", "mask"] {
+        b.add(
+            "arguments",
+            &format!("{sub} --timeout-ms 0"),
+            &[
+                sub,
+                "--grammar",
+                "json",
+                "--tokenizer",
+                "x.json",
+                "--timeout-ms",
+                "0",
+            ],
+            "",
+            usage(&["--timeout-ms", "0"]),
+        );
+    }
     b.add("arguments", "no arguments", &[], "", usage(&["Usage"]));
     b.add(
         "arguments",
