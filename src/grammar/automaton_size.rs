@@ -65,6 +65,25 @@ pub fn check_automaton_size(hir: &Hir) -> Result<(), String> {
     }
 }
 
+/// The Thompson NFA of one pattern under [`MAX_PATTERN_NFA_BYTES`], without captures.
+pub(crate) fn pattern_nfa_config() -> thompson::Config {
+    thompson::Config::new()
+        .nfa_size_limit(Some(MAX_PATTERN_NFA_BYTES))
+        .which_captures(WhichCaptures::None)
+}
+
+/// The DFA of one pattern, unminimized, under [`MAX_DFA_BYTES`] and
+/// [`MAX_PATTERN_DETERMINIZE_BYTES`]: what [`check_dfa_size`] builds, and what the lexicon
+/// builds per terminal to name the largest.
+pub(crate) fn pattern_dfa_config() -> dense::Config {
+    dense::DFA::config()
+        .match_kind(MatchKind::All)
+        .start_kind(StartKind::Anchored)
+        .minimize(false)
+        .dfa_size_limit(Some(MAX_DFA_BYTES))
+        .determinize_size_limit(Some(MAX_PATTERN_DETERMINIZE_BYTES))
+}
+
 /// Refuses a pattern whose DFA needs more than [`MAX_PATTERN_DETERMINIZE_BYTES`] to
 /// determinize or more than [`MAX_DFA_BYTES`] to hold (the lexer would have to build it, with
 /// the others'). Costs one DFA construction, bounded by the limits.
@@ -83,22 +102,11 @@ pub fn check_dfa_size(hir: &Hir) -> Result<(), String> {
     let classes = over_classes(hir);
     let hir = classes.as_ref().unwrap_or(hir);
     let nfa = thompson::Compiler::new()
-        .configure(
-            thompson::Config::new()
-                .nfa_size_limit(Some(MAX_PATTERN_NFA_BYTES))
-                .which_captures(WhichCaptures::None),
-        )
+        .configure(pattern_nfa_config())
         .build_from_hir(hir)
         .map_err(|e| e.to_string())?;
     let built = dense::Builder::new()
-        .configure(
-            dense::DFA::config()
-                .match_kind(MatchKind::All)
-                .start_kind(StartKind::Anchored)
-                .minimize(false)
-                .dfa_size_limit(Some(MAX_DFA_BYTES))
-                .determinize_size_limit(Some(MAX_PATTERN_DETERMINIZE_BYTES)),
-        )
+        .configure(pattern_dfa_config())
         .build_from_nfa(&nfa);
     match built {
         Ok(_) => Ok(()),

@@ -5,7 +5,7 @@
 //! so the lexicon (built from the terminals' patterns) and the search agree on lexeme ids.
 
 pub(crate) mod analysis;
-mod automaton_size;
+pub(crate) mod automaton_size;
 mod cfg;
 #[cfg(test)]
 pub(crate) mod earley;

@@ -8,10 +8,8 @@ use smallvec::SmallVec;
 use thiserror::Error;
 
 use super::Lexeme;
-use crate::grammar::{
-    Grammar, Symbol, TerminalId, MAX_DFA_BYTES, MAX_PATTERN_DETERMINIZE_BYTES,
-    MAX_PATTERN_NFA_BYTES,
-};
+use crate::grammar::automaton_size::{pattern_dfa_config, pattern_nfa_config};
+use crate::grammar::{Grammar, Symbol, TerminalId, MAX_DFA_BYTES, MAX_PATTERN_NFA_BYTES};
 
 /// A state of the lexer table. [`DEAD`] is the state no continuation leaves.
 pub type StateId = u32;
@@ -212,19 +210,8 @@ fn too_large(g: &Grammar, entries: &[Entry]) -> LexiconError {
             continue;
         }
         let alone = dense::Builder::new()
-            .configure(
-                dense::DFA::config()
-                    .match_kind(MatchKind::All)
-                    .start_kind(StartKind::Anchored)
-                    .minimize(false)
-                    .dfa_size_limit(Some(DFA_SIZE_LIMIT))
-                    .determinize_size_limit(Some(MAX_PATTERN_DETERMINIZE_BYTES)),
-            )
-            .thompson(
-                thompson::Config::new()
-                    .nfa_size_limit(Some(MAX_PATTERN_NFA_BYTES))
-                    .which_captures(thompson::WhichCaptures::None),
-            )
+            .configure(pattern_dfa_config())
+            .thompson(pattern_nfa_config())
             .build(&e.regex)
             .ok()
             .map(|d| d.memory_usage());
