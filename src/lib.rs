@@ -58,7 +58,7 @@
 //! | | rule alternatives after expanding repetitions and templates | 500,000 |
 //! | | one regex or literal | 1 MiB of text |
 //! | every pattern (Lark, schema `pattern`) | Thompson NFA, counted repetitions written out | 16 MiB |
-//! | | determinization memory, DFA | 16 MiB, 256 MiB |
+//! | | determinization memory (bounds its time too), DFA | 4 MiB, 256 MiB |
 //! | every grammar | productions / terminals / lexical context tables | 500,000 / 32,768 / 256 MiB |
 //! | | normalization's inlining / 2-gram sharing work (they stop early: the language is kept) | 2²² / 2²⁵ steps |
 //! | all terminals together | lexer NFA / DFA | 64 MiB / 256 MiB |

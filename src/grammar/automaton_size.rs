@@ -21,12 +21,15 @@ use regex_syntax::hir::{Class, ClassUnicode, ClassUnicodeRange, Hir, HirKind};
 pub const MAX_PATTERN_NFA_BYTES: usize = 16 << 20;
 
 /// The most memory, in bytes, the determinization of one pattern may use (regex-automata's
-/// bookkeeping of the NFA state sets it has seen, which grows with the DFA's states): 16 MiB.
-/// A pattern whose DFA has exponentially many states, like `(a|b)*a(a|b){24}` (2²⁵ states),
-/// is refused in about a second instead of filling the lexer's 256 MiB in twenty; real patterns
-/// need little (the shipped grammars' and the JSON Schema corpora's DFAs take at most
-/// 1.2 MiB; Unicode `\w{1,200}`, a 31 MiB DFA, needs under 4 MiB to determinize).
-pub const MAX_PATTERN_DETERMINIZE_BYTES: usize = 16 << 20;
+/// bookkeeping of the NFA state sets it has seen, which grows with the DFA's states and the
+/// size of their sets): 4 MiB. Determinizing takes time in proportion, so this also bounds
+/// the time: a pattern whose DFA has exponentially many states, like `(a|b)*a(a|b){24}`
+/// (2²⁵ states), or a long periodic literal searched anywhere in a string, like
+/// `((d24100)0d4600}){1000}` (14,000 states, each remembering up to 1,000 partial matches,
+/// 8 s to build), is refused in under a second. Real patterns need little: the shipped
+/// grammars' and the JSON Schema corpora's take at most 1.2 MiB, and patterns of large
+/// Unicode classes are measured over their character classes (see [`check_dfa_size`]).
+pub const MAX_PATTERN_DETERMINIZE_BYTES: usize = 4 << 20;
 
 /// The most memory, in bytes, a lexer DFA may take: that of all terminals together, and so
 /// also that of each pattern alone (256 MiB).
@@ -113,7 +116,8 @@ pub fn check_dfa_size(hir: &Hir) -> Result<(), String> {
         Err(e) if e.is_size_limit_exceeded() => Err(format!(
             "the pattern's DFA is too large to build: it exceeds the limit of {} MiB of \
              determinization memory or {} MiB of DFA (its states multiply: after \
-             `(a|b)*a(a|b){{n}}` a DFA must remember the last n+1 characters, 2ⁿ⁺¹ states)",
+             `(a|b)*a(a|b){{n}}` a DFA must remember the last n+1 characters, 2ⁿ⁺¹ states; \
+             a long repeated literal searched anywhere keeps every partial match in each state)",
             MAX_PATTERN_DETERMINIZE_BYTES >> 20,
             MAX_DFA_BYTES >> 20
         )),
@@ -340,6 +344,16 @@ mod dfa_tests {
             let e = check(re).unwrap_err();
             assert!(e.contains("DFA") && e.contains("MiB"), "{re}: {e}");
         }
+    }
+
+    #[test]
+    fn long_periodic_literals_searched_anywhere_are_refused() {
+        // 14,000 states whose NFA sets hold up to 1,000 partial matches each: under the NFA
+        // limit, and once 8 s of determinization (found by fuzzing the schema compiler).
+        let e = check(r"[\s\S]*((d24100)0d4600}){1000}").unwrap_err();
+        assert!(e.contains("partial match"), "{e}");
+        // Shorter, it is an ordinary pattern.
+        assert_eq!(check(r"[\s\S]*((d24100)0d4600}){20}"), Ok(()));
     }
 
     #[test]

@@ -87,6 +87,13 @@ pub(super) fn schema_cases(b: &mut Battery) {
         "pattern_dfa_blowup.json",
         &[EITHER, "pattern_dfa_blowup.json", "/pattern"],
     );
+    // A long periodic literal searched anywhere in the string (found by fuzzing): each DFA
+    // state remembers every partial match, so determinizing it took 8 s.
+    schema_case(
+        b,
+        "pattern_periodic_search.json",
+        &["pattern_periodic_search.json", "/pattern", "DFA"],
+    );
     schema_case(
         b,
         "max_length_string.json",
