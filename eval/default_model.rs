@@ -12,6 +12,8 @@
 //!
 //! `cargo run --release --example eval_default -- [N] [smiles,json,cpp=30] [none,reject,mask,mask-lazy]`
 
+#[path = "held_out.rs"]
+mod held_out;
 #[path = "../tests/schema_support/mod.rs"]
 mod schema_support;
 
@@ -27,7 +29,6 @@ use lacuna::diffusion::{
     generate, generate_masked, Constraint, GenerateOptions, Generation, LLaDASampler,
     MaskConstraint, TokenTable,
 };
-use lacuna::grammar::schema::{compile, SchemaOptions};
 use lacuna::vocab::Vocabulary;
 use serde_json::{json, Value};
 
@@ -146,15 +147,18 @@ fn seeds(task: &'static str, prompt: String, n: usize) -> Vec<Case> {
 }
 
 /// The first `n` JSONSchemaBench schemas of the kind the model was trained on (compiled in
-/// strict mode, prompt of at most `MAX_JSON_PROMPT` bytes), written to `target/eval_schemas/`.
+/// strict mode, prompt of at most `MAX_JSON_PROMPT` bytes), written to `target/eval_schemas/`;
+/// at most [`held_out::JSON_SCHEMAS`], the ones its training left out.
 fn schemas(n: usize) -> Vec<(String, Value)> {
+    assert!(
+        n <= held_out::JSON_SCHEMAS,
+        "at most {} JSON schemas are held out of training",
+        held_out::JSON_SCHEMAS
+    );
     std::fs::create_dir_all("target/eval_schemas").expect("mkdir");
     let mut out = Vec::new();
     for schema in schema_support::maskbench().into_iter().map(|e| e.schema) {
-        if tasks::json_prompt(&schema).len() > tasks::MAX_JSON_PROMPT
-            || compile(&schema, &SchemaOptions::default()).is_err()
-            || schema_support::oracle(&schema).is_none()
-        {
+        if !held_out::json_eligible(&schema, |s| schema_support::oracle(s).is_some()) {
             continue;
         }
         let path = format!("target/eval_schemas/{}.json", out.len());

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use clap::Args;
 
-use crate::train::{train, TrainOptions};
+use crate::train::{train, TrainDevice, TrainOptions};
 
 /// The longest `--minutes`: about two years, far past any run, and far inside what a
 /// [`Duration`] holds (a larger number of seconds would not convert).
@@ -57,6 +57,21 @@ pub struct TrainArgs {
     /// No progress bar.
     #[arg(long)]
     quiet: bool,
+    /// Where to train: `cpu`, or `cuda` / `cuda:N` (a build with `--features cuda`).
+    #[arg(long, default_value = "cpu", value_parser = parse_device)]
+    device: TrainDevice,
+}
+
+fn parse_device(s: &str) -> Result<TrainDevice, String> {
+    match s {
+        "cpu" => Ok(TrainDevice::Cpu),
+        "cuda" => Ok(TrainDevice::Cuda(0)),
+        _ => s
+            .strip_prefix("cuda:")
+            .and_then(|n| n.parse().ok())
+            .map(TrainDevice::Cuda)
+            .ok_or_else(|| format!("`{s}`: expected cpu, cuda or cuda:N")),
+    }
 }
 
 pub fn run(a: TrainArgs) -> Result<bool, String> {
@@ -75,6 +90,7 @@ pub fn run(a: TrainArgs) -> Result<bool, String> {
     o.checkpoint_every = a.checkpoint_every;
     o.progress = !a.quiet;
     o.stop_at = a.stop_at;
+    o.device = a.device;
     if let Some(m) = a.minutes {
         o.time_limit = Some(time_limit(m)?);
     }

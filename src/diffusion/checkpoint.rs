@@ -234,8 +234,22 @@ impl Weights {
         }
         // SAFETY: the files are memory-mapped read-only; like every reader of mmaped
         // checkpoints we rely on them not being modified while the model is alive.
-        let vb = unsafe { VarBuilder::from_mmaped_safetensors(&files, dtype, device) }
-            .map_err(|e| unreadable(dir, e))?;
+        let vb =
+            unsafe { VarBuilder::from_mmaped_safetensors(&files, dtype, device) }.map_err(|e| {
+                // safetensors refuses the whole file; name the tensor at fault where the
+                // header shows one.
+                files
+                    .iter()
+                    .find_map(|f| inconsistent_tensor(f).map(|(t, why)| (f, t, why)))
+                    .map_or_else(
+                        || unreadable(dir, e),
+                        |(f, tensor, reason)| DiffusionError::Tensor {
+                            path: f.clone(),
+                            tensor,
+                            reason,
+                        },
+                    )
+            })?;
         Ok(Weights {
             vb,
             dir: dir.to_path_buf(),
@@ -375,6 +389,63 @@ fn unreadable(path: &Path, e: candle_core::Error) -> DiffusionError {
         reason: e.to_string(),
     }
 }
+
+/// The first tensor (by name) of a safetensors file whose byte range does not hold its dtype
+/// and shape, with the reason; `None` if the header cannot be read or all agree. Only called
+/// after `check_header` passed, on a header of at most [`MAX_HEADER_BYTES`].
+fn inconsistent_tensor(path: &Path) -> Option<(String, String)> {
+    use std::io::Read;
+    let mut f = std::fs::File::open(path).ok()?;
+    let mut len = [0u8; 8];
+    f.read_exact(&mut len).ok()?;
+    let n = u64::from_le_bytes(len);
+    if n > MAX_HEADER_BYTES {
+        return None;
+    }
+    let mut header = vec![0u8; n as usize];
+    f.read_exact(&mut header).ok()?;
+    let header: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_slice(&header).ok()?;
+    for (name, info) in header.iter().filter(|(k, _)| *k != "__metadata__") {
+        let dtype = info["dtype"].as_str().unwrap_or("");
+        let width: u64 = match dtype {
+            "F64" | "I64" | "U64" => 8,
+            "F32" | "I32" | "U32" => 4,
+            "F16" | "BF16" | "I16" | "U16" => 2,
+            "I8" | "U8" | "BOOL" | "F8_E4M3" | "F8_E5M2" => 1,
+            _ => return Some((name.clone(), format!("unknown dtype {dtype:?}"))),
+        };
+        let shape: Option<Vec<u64>> = info["shape"]
+            .as_array()
+            .and_then(|d| d.iter().map(|x| x.as_u64()).collect());
+        let offsets: Option<Vec<u64>> = info["data_offsets"]
+            .as_array()
+            .and_then(|d| d.iter().map(|x| x.as_u64()).collect());
+        let (Some(shape), Some(offsets)) = (shape, offsets) else {
+            return Some((name.clone(), "no shape or data_offsets".into()));
+        };
+        let needed = shape.iter().try_fold(width, |acc, &d| acc.checked_mul(d));
+        let held = match offsets[..] {
+            [start, end] if start <= end => Some(end - start),
+            _ => None,
+        };
+        if needed.is_none() || held.is_none() || needed != held {
+            return Some((
+                name.clone(),
+                format!(
+                    "dtype {dtype} and shape {shape:?} need {} bytes, data_offsets {offsets:?} hold {}",
+                    needed.map_or("more than 2^64".into(), |b| b.to_string()),
+                    held.map_or("none (reversed)".into(), |b| b.to_string()),
+                ),
+            ));
+        }
+    }
+    None
+}
+
+/// The largest safetensors header read to name a tensor at fault (100 MB, the safetensors
+/// crate's own limit).
+const MAX_HEADER_BYTES: u64 = 100_000_000;
 
 /// A linear layer (weight `[out, in]`, optional bias).
 #[derive(Clone, Debug)]

@@ -391,25 +391,37 @@ mod tests {
 
     #[test]
     fn a_layer_count_past_the_checkpoint_names_the_first_missing_block() {
-        // 10^9 blocks: nothing is allocated by the count; block 4 is the first missing.
+        // 10^9 blocks: nothing is allocated by the count; the block after the checkpoint's
+        // last is the first missing.
         const WEIGHTS: &[u8] = include_bytes!("../../models/default/model.safetensors");
-        let json = CONFIG.replacen("\"n_layers\": 4", "\"n_layers\": 1000000000", 1);
+        let layers = Config::from_json(CONFIG, Path::new("m")).unwrap().n_layers;
+        let from = format!("\"n_layers\": {layers}");
+        assert!(CONFIG.contains(&from), "{from}");
+        let json = CONFIG.replacen(&from, "\"n_layers\": 1000000000", 1);
         let cfg = Config::from_json(&json, Path::new("m")).unwrap();
         let w = Weights::from_bytes(WEIGHTS, DType::F32, &Device::Cpu, Path::new("m")).unwrap();
         let e = LLaDA::new(&cfg, &w).unwrap_err().to_string();
-        assert!(e.contains("model.transformer.blocks.4."), "{e}");
+        assert!(
+            e.contains(&format!("model.transformer.blocks.{layers}.")),
+            "{e}"
+        );
     }
 
     #[test]
     fn ids_and_floats_outside_their_range_name_the_field() {
-        assert!(Config::from_json(CONFIG, Path::new("m")).is_ok());
+        let vocab = Config::from_json(CONFIG, Path::new("m"))
+            .unwrap()
+            .vocab_size;
         let e = refused("\"eos_token_id\": 0", "\"eos_token_id\": 4294967295");
         assert!(
             e.contains("m/config.json") && e.contains("`eos_token_id`"),
             "{e}"
         );
-        assert!(e.contains("2048"), "{e}");
-        let e = refused("\"mask_token_id\": 1", "\"mask_token_id\": 2048");
+        assert!(e.contains(&format!("vocabulary of {vocab} ids")), "{e}");
+        let e = refused(
+            "\"mask_token_id\": 1",
+            &format!("\"mask_token_id\": {vocab}"),
+        );
         assert!(e.contains("`mask_token_id`"), "{e}");
         for theta in ["-1.0", "0.0"] {
             let e = refused(
@@ -420,8 +432,12 @@ mod tests {
         }
         let e = refused("\"rms_norm_eps\": 0.00001", "\"rms_norm_eps\": -1e30");
         assert!(e.contains("`rms_norm_eps`"), "{e}");
+        let hidden = Config::from_json(CONFIG, Path::new("m"))
+            .unwrap()
+            .mlp_hidden_size
+            .unwrap();
         let e = refused(
-            "\"mlp_hidden_size\": 704,",
+            &format!("\"mlp_hidden_size\": {hidden},"),
             "\"mlp_ratio\": 18446744073709551615,",
         );
         assert!(e.contains("`mlp_ratio`"), "{e}");

@@ -23,7 +23,8 @@ use std::path::PathBuf;
 
 pub use corpus::{MAX_CORPUS_BYTES, MAX_LINE_BYTES, MAX_TEXT_BYTES};
 pub use trainer::{
-    train, TrainOptions, TrainReport, MAX_BATCH_TOKENS, MAX_LEN, MAX_PARAMETERS, MIN_VOCAB,
+    train, TrainDevice, TrainOptions, TrainReport, MAX_BATCH_TOKENS, MAX_LEN, MAX_PARAMETERS,
+    MIN_VOCAB,
 };
 
 /// What went wrong while training, naming the file or line at fault.

@@ -68,6 +68,33 @@ pub struct TrainOptions {
     pub stop_at: Option<usize>,
     /// Show a progress bar on stderr.
     pub progress: bool,
+    /// Where to train: the CPU, or a CUDA GPU (a build with the `cuda` feature). Not part of
+    /// what defines a run: a run may resume on another device.
+    #[serde(default)]
+    pub device: TrainDevice,
+}
+
+/// The device a model is trained on.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum TrainDevice {
+    /// The CPU (candle's CPU kernels, all cores).
+    #[default]
+    Cpu,
+    /// CUDA GPU number `n` (needs a build with the `cuda` feature).
+    Cuda(usize),
+}
+
+impl TrainDevice {
+    fn open(self) -> Result<Device> {
+        match self {
+            TrainDevice::Cpu => Ok(Device::Cpu),
+            TrainDevice::Cuda(n) => Device::new_cuda(n).map_err(|e| {
+                TrainError::Invalid(format!(
+                    "--device cuda:{n}: {e} (CUDA needs a build with `--features cuda` and a GPU)"
+                ))
+            }),
+        }
+    }
 }
 
 impl TrainOptions {
@@ -92,6 +119,7 @@ impl TrainOptions {
             time_limit: None,
             stop_at: None,
             progress: true,
+            device: TrainDevice::Cpu,
         }
     }
 }
@@ -131,7 +159,7 @@ const OPTIMIZER_FILE: &str = "optimizer.safetensors";
 /// Trains (or resumes, when `opts.out` holds a checkpoint) and returns what was done.
 pub fn train(opts: &TrainOptions) -> Result<TrainReport> {
     validate(opts)?;
-    let device = Device::Cpu;
+    let device = opts.device.open()?;
     let corpus = Corpus::read(&opts.corpus)?;
     std::fs::create_dir_all(&opts.out).map_err(|source| TrainError::Write {
         path: opts.out.clone(),

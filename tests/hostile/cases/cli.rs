@@ -88,8 +88,8 @@ pub(super) fn cli_cases(b: &mut Battery) {
     );
     add(
         b,
-        "generate --steps 1 (fewer than the blocks)",
-        &["--steps", "1"],
+        "generate --block 8 --steps 1 (fewer than the blocks)",
+        &["--block", "8", "--steps", "1"],
         err(&["steps 1"]),
     );
     add(
@@ -211,19 +211,19 @@ pub(super) fn cli_cases(b: &mut Battery) {
         &["--eps", "0"],
         ok_or_err(&["--eps"]),
     );
-    // The prompt `SMILES:\n` is 3 tokens of the 512-position context.
+    // The prompt `SMILES:\n` is 3 tokens of the 384-position context.
     add(
         b,
-        "generate --length 509 --steps 8 (exactly the context)",
-        &["--length", "509", "--steps", "8"],
+        "generate --length 381 --steps 8 (exactly the context)",
+        &["--length", "381", "--steps", "8"],
         ok(&[]),
     );
     b.cases.last_mut().unwrap().timeout(SLOW);
     add(
         b,
-        "generate --length 510 (one past the context)",
-        &["--length", "510"],
-        err(&["--length 510", "context"]),
+        "generate --length 382 (one past the context)",
+        &["--length", "382"],
+        err(&["--length 382", "context"]),
     );
     let prompt = "x".repeat(100_000);
     add(

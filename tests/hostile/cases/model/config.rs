@@ -58,7 +58,7 @@ pub(super) fn config_cases(b: &mut Battery) {
     );
     b.cases.last_mut().unwrap().timeout(SLOW).max_rss(256);
     let d = model_dir(b, "no_d_model", |d| {
-        edit_text(&d.join("config.json"), "\"d_model\": 256,", "")
+        edit_text(&d.join("config.json"), "\"d_model\": 320,", "")
     });
     run(
         b,
@@ -69,8 +69,8 @@ pub(super) fn config_cases(b: &mut Battery) {
     let d = model_dir(b, "d_model_string", |d| {
         edit_text(
             &d.join("config.json"),
-            "\"d_model\": 256",
-            "\"d_model\": \"256\"",
+            "\"d_model\": 320",
+            "\"d_model\": \"320\"",
         )
     });
     run(
@@ -80,7 +80,7 @@ pub(super) fn config_cases(b: &mut Battery) {
         err(&["d_model_string", "config.json", "d_model"]),
     );
     let d = model_dir(b, "d_model_zero", |d| {
-        edit_text(&d.join("config.json"), "\"d_model\": 256", "\"d_model\": 0")
+        edit_text(&d.join("config.json"), "\"d_model\": 320", "\"d_model\": 0")
     });
     run(
         b,
@@ -89,10 +89,10 @@ pub(super) fn config_cases(b: &mut Battery) {
         err(&["d_model_zero", "d_model"]),
     );
     let d = model_dir(b, "heads_zero", |d| {
-        edit_text(&d.join("config.json"), "\"n_heads\": 4", "\"n_heads\": 0");
+        edit_text(&d.join("config.json"), "\"n_heads\": 5", "\"n_heads\": 0");
         edit_text(
             &d.join("config.json"),
-            "\"n_kv_heads\": 4",
+            "\"n_kv_heads\": 5",
             "\"n_kv_heads\": 0",
         );
     });
@@ -103,7 +103,7 @@ pub(super) fn config_cases(b: &mut Battery) {
         err(&["heads_zero", "n_heads"]),
     );
     let d = model_dir(b, "heads_not_dividing", |d| {
-        edit_text(&d.join("config.json"), "\"n_heads\": 4", "\"n_heads\": 3")
+        edit_text(&d.join("config.json"), "\"n_heads\": 5", "\"n_heads\": 3")
     });
     run(
         b,
@@ -114,7 +114,7 @@ pub(super) fn config_cases(b: &mut Battery) {
     let d = model_dir(b, "kv_heads_not_dividing", |d| {
         edit_text(
             &d.join("config.json"),
-            "\"n_kv_heads\": 4",
+            "\"n_kv_heads\": 5",
             "\"n_kv_heads\": 3",
         )
     });
@@ -127,7 +127,7 @@ pub(super) fn config_cases(b: &mut Battery) {
     let d = model_dir(b, "layers_huge", |d| {
         edit_text(
             &d.join("config.json"),
-            "\"n_layers\": 4",
+            "\"n_layers\": 6",
             "\"n_layers\": 1000000000",
         )
     });
@@ -135,12 +135,12 @@ pub(super) fn config_cases(b: &mut Battery) {
         b,
         "config.json n_layers 10^9",
         &d,
-        err(&["layers_huge", "blocks.4"]),
+        err(&["layers_huge", "blocks.6"]),
     );
     let d = model_dir(b, "wrong_shape", |d| {
         edit_text(
             &d.join("config.json"),
-            "\"mlp_hidden_size\": 704",
+            "\"mlp_hidden_size\": 896",
             "\"mlp_hidden_size\": 700",
         )
     });
@@ -153,12 +153,12 @@ pub(super) fn config_cases(b: &mut Battery) {
     let d = model_dir(b, "vocab_huge", |d| {
         edit_text(
             &d.join("config.json"),
-            "\"vocab_size\": 2048",
+            "\"vocab_size\": 4096",
             "\"vocab_size\": 1000000000000",
         );
         edit_text(
             &d.join("config.json"),
-            "\"embedding_size\": 2048",
+            "\"embedding_size\": 4096",
             "\"embedding_size\": 1000000000000",
         );
     });
@@ -171,7 +171,7 @@ pub(super) fn config_cases(b: &mut Battery) {
     let d = model_dir(b, "context_zero", |d| {
         edit_text(
             &d.join("config.json"),
-            "\"max_sequence_length\": 512",
+            "\"max_sequence_length\": 384",
             "\"max_sequence_length\": 0",
         )
     });
@@ -184,7 +184,7 @@ pub(super) fn config_cases(b: &mut Battery) {
     let d = model_dir(b, "context_huge", |d| {
         edit_text(
             &d.join("config.json"),
-            "\"max_sequence_length\": 512",
+            "\"max_sequence_length\": 384",
             "\"max_sequence_length\": 18446744073709551615",
         )
     });

@@ -113,7 +113,7 @@ pub(super) fn weight_cases(b: &mut Battery) {
         &d,
         err(&["header_invalid_utf8", "model.safetensors"]),
     );
-    let first = "\"data_offsets\":[0,1024]";
+    let first = "\"data_offsets\":[0,640]";
     assert!(header.contains(first), "unexpected header layout");
     let d = model_dir(b, "offsets_past_end", |d| {
         write_weights(
@@ -131,7 +131,7 @@ pub(super) fn weight_cases(b: &mut Battery) {
     let d = model_dir(b, "offsets_reversed", |d| {
         write_weights(
             d,
-            &header.replacen(first, "\"data_offsets\":[1024,0]", 1),
+            &header.replacen(first, "\"data_offsets\":[640,0]", 1),
             &data,
         )
     });
@@ -144,7 +144,7 @@ pub(super) fn weight_cases(b: &mut Battery) {
     let d = model_dir(b, "dtype_i32", |d| {
         write_weights(
             d,
-            &header.replacen("\"dtype\":\"F32\"", "\"dtype\":\"I32\"", 1),
+            &header.replacen("\"dtype\":\"F16\"", "\"dtype\":\"I32\"", 1),
             &data,
         )
     });
@@ -158,8 +158,8 @@ pub(super) fn weight_cases(b: &mut Battery) {
         write_weights(
             d,
             &header.replacen(
-                "\"dtype\":\"F32\",\"shape\":[256]",
-                "\"dtype\":\"U8\",\"shape\":[1024]",
+                "\"dtype\":\"F16\",\"shape\":[320]",
+                "\"dtype\":\"U8\",\"shape\":[640]",
                 1,
             ),
             &data,
@@ -188,7 +188,7 @@ pub(super) fn weight_cases(b: &mut Battery) {
     let d = model_dir(b, "shape_huge", |d| {
         write_weights(
             d,
-            &header.replacen("\"shape\":[256]", "\"shape\":[4294967296,4294967296]", 1),
+            &header.replacen("\"shape\":[320]", "\"shape\":[4294967296,4294967296]", 1),
             &data,
         )
     });
