@@ -12,6 +12,8 @@
 //!
 //! `cargo run --release --example eval_default -- [N] [smiles,json,cpp=30] [none,reject,mask,mask-lazy]`
 
+#[path = "../tests/corpus/mod.rs"]
+mod corpus;
 #[path = "held_out.rs"]
 mod held_out;
 #[path = "../tests/schema_support/mod.rs"]
@@ -245,21 +247,7 @@ fn oracle(case: &Case, text: &[u8]) -> (bool, bool) {
 
 /// Whether `g++ -std=c++17 -fsyntax-only` accepts `src` (false when g++ is missing).
 fn gpp_accepts(src: &str) -> bool {
-    use std::process::{Command, Stdio};
-    let Ok(mut child) = Command::new("g++")
-        .args(["-std=c++17", "-fsyntax-only", "-x", "c++", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-    else {
-        return false;
-    };
-    let wrote = child
-        .stdin
-        .take()
-        .is_some_and(|mut i| i.write_all(src.as_bytes()).is_ok());
-    wrote && child.wait().is_ok_and(|s| s.success())
+    corpus::gpp_accepts(src).unwrap_or(false)
 }
 
 fn print_row(domain: &str, mode: &str, t: &Tally) {

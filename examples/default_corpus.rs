@@ -18,6 +18,8 @@
 //!
 //! `cargo run --release --example default_corpus -- OUT.jsonl [SMILES_COUNT]`
 
+#[path = "../tests/corpus/mod.rs"]
+mod corpus;
 #[path = "../eval/held_out.rs"]
 mod held_out;
 #[path = "../tests/schema_support/mod.rs"]
@@ -25,7 +27,6 @@ mod schema_support;
 
 use std::collections::{BTreeMap, HashSet};
 use std::io::{BufRead, BufReader, Read, Write};
-use std::process::{Command, Stdio};
 
 use lacuna::checker::Checker;
 use lacuna::diffusion::tasks;
@@ -156,28 +157,25 @@ fn json_sources(skipped: &mut Skipped) -> Vec<(Value, Vec<Value>)> {
     )) {
         let mut entry: Value = serde_json::from_str(&line).expect("maskbench_more line");
         let content = entry["content"].take();
-        let valid = content["tests"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter(|t| t["valid"] == Value::Bool(true))
-            .map(|t| t["data"].clone())
-            .collect();
-        sources.push((content["schema"].clone(), valid));
+        sources.push((content["schema"].clone(), valid_instances(&content)));
     }
     for groups in schema_support::test_suite().into_values() {
         for group in groups.as_array().into_iter().flatten() {
-            let valid = group["tests"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter(|t| t["valid"] == Value::Bool(true))
-                .map(|t| t["data"].clone())
-                .collect();
-            sources.push((group["schema"].clone(), valid));
+            sources.push((group["schema"].clone(), valid_instances(group)));
         }
     }
     sources
+}
+
+/// The instances of a `{"schema", "tests": [{"valid", "data"}]}` object marked valid.
+fn valid_instances(case: &Value) -> Vec<Value> {
+    case["tests"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|t| t["valid"] == Value::Bool(true))
+        .map(|t| t["data"].clone())
+        .collect()
 }
 
 /// The C++ programs: functions of the algorithms corpus that g++ accepts alone, then the
@@ -202,15 +200,10 @@ fn cpp_programs(skipped: &mut Skipped) -> Vec<String> {
         candidates.len() - accepted.len(),
     );
     let mut programs = accepted;
-    let humaneval = gz_lines(include_bytes!("../tests/data/humaneval_cpp.jsonl.gz"));
+    let humaneval = corpus::humaneval_cpp();
     let kept = humaneval.len() - held_out::HUMANEVAL_TASKS;
-    for line in &humaneval[..kept] {
-        let task: Value = serde_json::from_str(line).expect("humaneval line");
-        let program = format!(
-            "{}{}",
-            task["declaration"].as_str().unwrap_or(""),
-            task["canonical_solution"].as_str().unwrap_or("")
-        );
+    for task in &humaneval[..kept] {
+        let program = format!("{}{}", task.declaration, task.solution);
         if program.len() > MAX_PROGRAM {
             skipped.add("cpp: program too long");
         } else {
@@ -243,20 +236,7 @@ fn gpp_filter(candidates: &[String]) -> Vec<String> {
 }
 
 fn gpp_accepts(src: &str) -> bool {
-    let Ok(mut child) = Command::new("g++")
-        .args(["-std=c++17", "-fsyntax-only", "-x", "c++", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-    else {
-        panic!("g++ is needed to build the C++ part of the corpus");
-    };
-    let wrote = child
-        .stdin
-        .take()
-        .is_some_and(|mut i| i.write_all(src.as_bytes()).is_ok());
-    wrote && child.wait().is_ok_and(|s| s.success())
+    corpus::gpp_accepts(src).expect("g++ is needed to build the C++ part of the corpus")
 }
 
 /// The namespace-level functions of a C++ file, each as a small program: the file's system

@@ -193,3 +193,21 @@ pub fn humaneval_cpp() -> Vec<Task> {
         })
         .collect()
 }
+
+/// Whether `g++ -std=c++17 -fsyntax-only` accepts `src` as a C++17 translation unit (syntax
+/// and semantics, no linking); an error when g++ cannot be run. The one way the tests, the
+/// corpus builder and the evaluation ask g++.
+pub fn gpp_accepts(src: &str) -> std::io::Result<bool> {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new("g++")
+        .args(["-std=c++17", "-fsyntax-only", "-x", "c++", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()?;
+    // Written, then closed (dropped) before the wait, or g++ would wait for more.
+    let wrote = child.stdin.take().map(|mut i| i.write_all(src.as_bytes()));
+    let status = child.wait()?;
+    Ok(matches!(wrote, Some(Ok(()))) && status.success())
+}
