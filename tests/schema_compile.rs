@@ -51,11 +51,12 @@ fn objects_required_additional_and_order() {
             "{}",
         ],
     );
-    // Closed objects; more than four declared properties follow schema order.
-    let props: serde_json::Map<String, serde_json::Value> = ["p", "q", "r", "s", "t"]
-        .iter()
-        .map(|k| (k.to_string(), json!({"type": "null"})))
-        .collect();
+    // Closed objects; more than `ANY_ORDER_UP_TO` (8) declared properties follow schema order.
+    let props: serde_json::Map<String, serde_json::Value> =
+        ["p", "q", "r", "s", "t", "u", "v", "w", "x"]
+            .iter()
+            .map(|k| (k.to_string(), json!({"type": "null"})))
+            .collect();
     let s = json!({"type": "object", "properties": props, "additionalProperties": false});
     assert_language(
         s,
@@ -66,8 +67,30 @@ fn objects_required_additional_and_order() {
         ],
         &[
             r#"{"t":null,"p":null}"#,
-            r#"{"x":null}"#,
+            r#"{"y":null}"#,
             r#"{"p":null,"p":null}"#,
+        ],
+    );
+    // Up to 8, any order, each member once.
+    let props: serde_json::Map<String, serde_json::Value> =
+        ["p", "q", "r", "s", "t", "u", "v", "w"]
+            .iter()
+            .map(|k| (k.to_string(), json!({"type": "null"})))
+            .collect();
+    let s = json!({"type": "object", "properties": props, "required": ["w"],
+        "additionalProperties": false});
+    assert_language(
+        s,
+        &[
+            r#"{"w":null}"#,
+            r#"{"w":null,"p":null}"#,
+            r#"{"t":null,"w":null,"p":null,"s":null,"u":null,"v":null,"r":null,"q":null}"#,
+        ],
+        &[
+            "{}",
+            r#"{"t":null,"p":null}"#,
+            r#"{"w":null,"w":null}"#,
+            r#"{"w":null,"p":null,"p":null}"#,
         ],
     );
     // additionalProperties as a schema; patternProperties with additionalProperties false.
@@ -257,7 +280,7 @@ fn lenient_mode_warns_and_drops_what_it_cannot_enforce() {
             "n": {"type": "number", "multipleOf": 5},
             "h": {"type": "string", "format": "hostname"}
         },
-        "not": {"required": ["x"]}
+        "not": {"properties": {"x": {"pattern": "^x"}}}
     });
     assert!(compile(&s, &SchemaOptions::default()).is_err());
     let c = compile(&s, &SchemaOptions::lenient(true)).unwrap();
@@ -412,4 +435,265 @@ fn patterns_with_huge_automata_are_named_errors() {
     let c = compile(&schema, &SchemaOptions::lenient(true)).unwrap();
     assert_eq!(c.warnings.len(), 1);
     assert_eq!(c.warnings[0].pointer, "/properties/s/pattern");
+}
+
+/// Issue 18: a pattern's optional or repeated group around a repetition (`([a-z]+)?`) kept its
+/// meaning. Its encoded regex is printed and read back, and regex-syntax prints `(?:x+)?` as
+/// `x+?`, a lazy `x+`: `^([a-z]+)?:c$` refused `":c"`. Every string of up to 4 characters over
+/// the patterns' alphabet gets the verdict the `jsonschema` crate gives.
+#[test]
+fn nested_repetitions_in_patterns_agree_with_jsonschema() {
+    let patterns = [
+        "^([a-z]+)?:c$",
+        "([a-z]+)?:c$",
+        "^(a+)*b$",
+        "^((ab)+)?$",
+        "^(a{2})+$",
+        "^(?:c*)+:$",
+        "^(a|b+)?c$",
+        "^(\\d+)?(\\.\\d+)?$",
+        "^((a?)?)+1$",
+        "^(a{1,2}){2}$",
+    ];
+    let alphabet = ['a', 'b', 'c', ':', '1', '.'];
+    let mut strings = vec![String::new()];
+    let mut layer = vec![String::new()];
+    for _ in 0..4 {
+        layer = layer
+            .iter()
+            .flat_map(|s| alphabet.iter().map(move |c| format!("{s}{c}")))
+            .collect();
+        strings.extend(layer.iter().cloned());
+    }
+    for pattern in patterns {
+        let schema = json!({"type": "string", "pattern": pattern});
+        let oracle = jsonschema::validator_for(&schema).unwrap();
+        let mut ch = checker(schema);
+        for s in &strings {
+            let instance = serde_json::Value::String(s.clone());
+            let text = instance.to_string();
+            assert_eq!(
+                ch.accepts(text.as_bytes()),
+                oracle.is_valid(&instance),
+                "pattern {pattern:?} on {text}"
+            );
+        }
+    }
+}
+
+/// Issue 18: the wrong verdicts found on MaskBench, each on a minimal schema, judged as the
+/// `jsonschema` crate judges them: keywords beside `$ref` are ignored in drafts 4–7 and apply
+/// from 2019-09 on (and without `$schema`); an object nested in a pattern property's schema
+/// admits additional names that are declared elsewhere in the document.
+#[test]
+fn minimal_wrong_verdicts_agree_with_jsonschema() {
+    let ref_beside = |draft: Option<&str>| {
+        let mut s = json!({
+            "definitions": {"a": {"type": "string"}, "n": {"type": "integer"}},
+            "properties": {
+                "x": {"$ref": "#/definitions/a", "maxLength": 2},
+                "y": {"$ref": "#/definitions/n", "minimum": 5},
+                "z": {"anyOf": [{"$ref": "#/definitions/n", "maximum": 1}, {"type": "null"}]}
+            }
+        });
+        if let Some(d) = draft {
+            s["$schema"] = json!(d);
+        }
+        s
+    };
+    let ref_instances = [
+        r#"{"x": "abc"}"#,
+        r#"{"x": "ab"}"#,
+        r#"{"y": 3}"#,
+        r#"{"y": 7}"#,
+        r#"{"z": 4}"#,
+        r#"{"z": 0}"#,
+        r#"{"z": null}"#,
+    ];
+    let mut cases: Vec<(serde_json::Value, Vec<&str>)> = vec![];
+    for draft in [
+        Some("http://json-schema.org/draft-04/schema#"),
+        Some("http://json-schema.org/draft-06/schema#"),
+        Some("http://json-schema.org/draft-07/schema#"),
+        Some("https://json-schema.org/draft/2019-09/schema"),
+        Some("https://json-schema.org/draft/2020-12/schema"),
+        None,
+    ] {
+        cases.push((ref_beside(draft), ref_instances.to_vec()));
+    }
+    cases.push((
+        json!({"additionalProperties": false, "patternProperties": {"^.+$": {"properties":
+            {"init": {"properties": {"parameters": {}}}}}}}),
+        vec![
+            r#"{"x": {"parameters": 1}}"#,
+            r#"{"init": {"parameters": 1}}"#,
+            r#"{"x": {"init": {"parameters": 1}}}"#,
+            r#"{"x": {"y": 1}}"#,
+            r#"{"": 1}"#,
+        ],
+    ));
+    // The oracle tells the drafts apart, so both readings are exercised.
+    let abc = json!({"x": "abc"});
+    let valid_under = |i: usize| {
+        jsonschema::validator_for(&cases[i].0)
+            .unwrap()
+            .is_valid(&abc)
+    };
+    assert!(valid_under(2) && !valid_under(4) && !valid_under(5));
+    let mut disagreements = vec![];
+    for (schema, instances) in cases {
+        let oracle = jsonschema::validator_for(&schema).unwrap();
+        let mut ch = checker(schema.clone());
+        for text in instances {
+            let value: serde_json::Value = serde_json::from_str(text).unwrap();
+            if ch.accepts(text.as_bytes()) != oracle.is_valid(&value) {
+                disagreements.push(format!("{schema} on {text}"));
+            }
+        }
+    }
+    assert!(disagreements.is_empty(), "{disagreements:#?}");
+}
+
+/// Issue 18: `dependentRequired`, `dependencies` (names, or a schema that only requires) and
+/// `minProperties`/`maxProperties` are exact on objects whose members come in any order. Every
+/// object over the names a, b, c, x (each at most once, in two orders) gets the verdict the
+/// `jsonschema` crate gives; what cannot be enforced is refused by name.
+#[test]
+fn property_counts_and_dependencies_agree_with_jsonschema() {
+    let schemas = [
+        json!({"properties": {"a": {}, "b": {}, "c": {}}, "dependencies": {"a": ["b"]}}),
+        json!({"properties": {"a": {}, "b": {}}, "dependentRequired": {"a": ["b", "c"]},
+            "additionalProperties": false}),
+        json!({"properties": {"a": {}, "b": {}}, "dependentRequired": {"a": ["c"]}}),
+        json!({"properties": {"a": {}, "b": {}}, "dependencies": {"b": {"required": ["a"]}},
+            "required": ["b"]}),
+        json!({"$schema": "http://json-schema.org/draft-07/schema#",
+            "dependencies": {"x": ["a"], "a": ["x"]}}),
+        json!({"properties": {"a": {}, "b": {}, "c": {}}, "minProperties": 1}),
+        json!({"type": "object", "minProperties": 1}),
+        json!({"properties": {"a": {}, "b": {}, "c": {}}, "minProperties": 2,
+            "additionalProperties": false}),
+        json!({"properties": {"a": {}, "b": {}, "c": {}, "x": {}}, "maxProperties": 2,
+            "minProperties": 1, "additionalProperties": false}),
+        json!({"type": "object", "maxProperties": 0}),
+        json!({"properties": {"a": {}}, "maxProperties": 0}),
+    ];
+    let names = ["a", "b", "c", "x"];
+    let mut instances = vec![];
+    for set in 0..16u32 {
+        let chosen: Vec<&str> = (0..4)
+            .filter(|i| set & 1 << i != 0)
+            .map(|i| names[i])
+            .collect();
+        for order in [chosen.clone(), chosen.iter().rev().cloned().collect()] {
+            let members: Vec<String> = order.iter().map(|k| format!("\"{k}\":1")).collect();
+            instances.push(format!("{{{}}}", members.join(",")));
+        }
+    }
+    for schema in schemas {
+        let oracle = jsonschema::validator_for(&schema).unwrap();
+        let mut ch = checker(schema.clone());
+        for text in &instances {
+            let value: serde_json::Value = serde_json::from_str(text).unwrap();
+            assert_eq!(
+                ch.accepts(text.as_bytes()),
+                oracle.is_valid(&value),
+                "{schema} on {text}"
+            );
+        }
+    }
+    // Beyond exactness: counts on open objects, dependencies on schemas, and dependencies
+    // among more properties than take any order.
+    for (schema, keyword) in [
+        (
+            json!({"type": "object", "minProperties": 2}),
+            "minProperties",
+        ),
+        (
+            json!({"properties": {"a": {}}, "maxProperties": 1}),
+            "maxProperties",
+        ),
+        (
+            json!({"dependencies": {"a": {"properties": {"b": {"type": "string"}}}}}),
+            "dependencies",
+        ),
+        (
+            json!({"properties": {"p0": {}, "p1": {}, "p2": {}, "p3": {}, "p4": {}, "p5": {},
+                "p6": {}, "p7": {}, "p8": {}}, "dependentRequired": {"p0": ["p8"]}}),
+            "dependencies",
+        ),
+    ] {
+        match error(schema.clone()) {
+            SchemaError::Unsupported { keyword: k, .. } => assert_eq!(k, keyword, "{schema}"),
+            e => panic!("{schema}: {e}"),
+        }
+    }
+}
+
+/// Issue 18: `not` of what has a lowerable complement (`type`, `required`, `properties`,
+/// `enum`/`const` of null and booleans, booleans, `$ref`, and `anyOf`/`allOf`/`not` of those)
+/// is exact: a set of values of every type gets the verdicts of the `jsonschema` crate. A
+/// `not` of anything else is still refused by name.
+#[test]
+fn negations_agree_with_jsonschema() {
+    let schemas = [
+        json!({"not": {"type": "string"}}),
+        json!({"not": {"type": ["number", "object"]}}),
+        json!({"type": "object", "not": {"required": ["a", "b"]}}),
+        json!({"properties": {"a": {}, "b": {}}, "not": {"required": ["a"]}}),
+        json!({"anyOf": [{"required": ["a"], "not": {"required": ["b"]}},
+            {"required": ["b"], "not": {"required": ["a"]}}]}),
+        json!({"not": {"properties": {"a": {"type": "string"}}}}),
+        json!({"not": {"enum": [null, false]}}),
+        json!({"not": {"const": true}, "type": ["boolean", "string"]}),
+        json!({"not": {"anyOf": [{"type": "string"}, {"required": ["a"]}]}}),
+        json!({"not": {"allOf": [{"type": "object"}, {"required": ["b"]}]}}),
+        json!({"not": {"not": {"type": "array"}}}),
+        json!({"not": {}}),
+        json!({"not": false}),
+        json!({"type": "string", "not": {"type": "string"}}),
+        json!({"$defs": {"s": {"type": "string"}}, "not": {"$ref": "#/$defs/s"}}),
+    ];
+    let values = [
+        "null",
+        "true",
+        "false",
+        "0",
+        "1.5",
+        "\"a\"",
+        "\"\"",
+        "[]",
+        "[1]",
+        "{}",
+        r#"{"a":1}"#,
+        r#"{"b":1}"#,
+        r#"{"a":1,"b":"x"}"#,
+        r#"{"a":"x"}"#,
+        r#"{"b":null,"a":"x"}"#,
+    ];
+    for schema in schemas {
+        let oracle = jsonschema::validator_for(&schema).unwrap();
+        let compiled = compile(&schema, &SchemaOptions::default());
+        let lang = match compiled {
+            Ok(c) => Some(Checker::new(c.grammar).unwrap()),
+            Err(SchemaError::Empty { .. }) => None,
+            Err(e) => panic!("{schema}: {e}"),
+        };
+        let mut lang = lang;
+        for text in values {
+            let value: serde_json::Value = serde_json::from_str(text).unwrap();
+            let accepted = lang.as_mut().is_some_and(|c| c.accepts(text.as_bytes()));
+            assert_eq!(accepted, oracle.is_valid(&value), "{schema} on {text}");
+        }
+    }
+    for schema in [
+        json!({"not": {"type": "integer"}}),
+        json!({"not": {"pattern": "^a"}}),
+        json!({"not": {"enum": ["a"]}}),
+    ] {
+        match error(schema.clone()) {
+            SchemaError::Unsupported { keyword, .. } => assert_eq!(keyword, "not", "{schema}"),
+            e => panic!("{schema}: {e}"),
+        }
+    }
 }

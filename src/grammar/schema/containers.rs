@@ -10,7 +10,11 @@
 //! skippable, then any additional members. Aᵢ ("members from declared property i on, after at
 //! least one member") and Bᵢ ("... before any member") place the commas; the grammar is linear
 //! in the number of properties. Additional members are keyed by any string that is not a
-//! declared name, or by `patternProperties` patterns.
+//! declared name, or by `patternProperties` patterns. Objects of up to
+//! [`SchemaOptions::any_order_up_to`](super::SchemaOptions::any_order_up_to) declared
+//! properties take them in any order instead: A(U) is "after at least one member, with the
+//! declared members U used", which also makes `dependentRequired`/`dependencies` and
+//! `minProperties`/`maxProperties` exact there (a condition on U where the object may close).
 
 use serde_json::{Map, Value};
 
@@ -27,6 +31,56 @@ fn count(o: &Map<String, Value>, k: &str) -> Option<u64> {
                 .map(|f| f as u64)
         })
     })
+}
+
+/// What an object enforces beyond its members' schemas: property counts and dependencies
+/// (`dependentRequired`, and `dependencies` in array form or as a schema that only requires).
+#[derive(Debug, Default)]
+pub(super) struct PropertyRules {
+    min: u64,
+    max: Option<u64>,
+    /// (trigger, the names it requires)
+    dependencies: Vec<(String, Vec<String>)>,
+}
+
+/// Reads `o`'s property rules; the pointers of dependencies given as a schema that does more
+/// than require names are returned apart, to be refused.
+fn property_rules(o: &Map<String, Value>, ptr: &str) -> (PropertyRules, Vec<String>) {
+    let mut rules = PropertyRules {
+        min: count(o, "minProperties").unwrap_or(0),
+        max: count(o, "maxProperties"),
+        dependencies: vec![],
+    };
+    let mut refused = vec![];
+    for key in ["dependentRequired", "dependencies"] {
+        let Some(Value::Object(m)) = o.get(key) else {
+            continue;
+        };
+        for (trigger, v) in m {
+            let names = |a: &Vec<Value>| -> Vec<String> {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_string)
+                    .collect()
+            };
+            let required_only = v.as_object().filter(|s| {
+                s.keys()
+                    .all(|k| k == "required" || super::refs::is_annotation(k))
+            });
+            match (v, required_only) {
+                (Value::Array(a), _) => rules.dependencies.push((trigger.clone(), names(a))),
+                (_, Some(s)) => {
+                    let req = s.get("required").and_then(Value::as_array);
+                    rules
+                        .dependencies
+                        .push((trigger.clone(), req.map(names).unwrap_or_default()));
+                }
+                (Value::Bool(true), _) => {}
+                _ => refused.push(push_pointer(&push_pointer(ptr, key), trigger)),
+            }
+        }
+    }
+    (rules, refused)
 }
 
 impl<'a> Lowerer<'a> {
@@ -192,8 +246,36 @@ impl<'a> Lowerer<'a> {
             };
             declared.push((name.clone(), schema, push_pointer(ptr, "required")));
         }
+        let (rules, refused) = property_rules(o, ptr);
+        for dptr in refused {
+            self.unsupported(
+                &dptr,
+                "dependencies",
+                "a dependency on a schema that does more than require names is not enforced",
+            )?;
+        }
+        // Names a dependency mentions are tracked like declared ones (as names only
+        // `required` are): their presence is what the rule is about.
+        for (trigger, needs) in &rules.dependencies {
+            for name in std::iter::once(trigger).chain(needs) {
+                if declared.iter().any(|d| &d.0 == name) {
+                    continue;
+                }
+                let m = matching(self, name)?;
+                any_name_matches |= !m.is_empty();
+                let schema = if m.is_empty() {
+                    addl.clone()
+                } else {
+                    serde_json::json!({ "allOf": m })
+                };
+                let dptr = push_pointer(ptr, "dependencies");
+                declared.push((name.clone(), schema, dptr));
+            }
+        }
         let colon = self.lit(":");
         let mut members: Vec<(Symbol, bool)> = vec![];
+        // The member index of each declared name that can appear.
+        let mut member_of: hashbrown::HashMap<String, usize> = hashbrown::HashMap::new();
         for (name, schema, sptr) in &declared {
             // Every declared name gets its literal, so it never lexes as an additional name.
             self.key(name);
@@ -205,6 +287,7 @@ impl<'a> Lowerer<'a> {
                     let key = self.key(name);
                     let m = self.fresh("member");
                     self.rule(m, vec![key, colon, Symbol::N(v)], ptr)?;
+                    member_of.insert(name.clone(), members.len());
                     members.push((Symbol::N(m), !is_required));
                 }
             }
@@ -212,7 +295,8 @@ impl<'a> Lowerer<'a> {
         // Additional members.
         // Keyed by any string: a declared name lexes as its literal only (literals beat
         // regexes), never as this lexeme, so it cannot come back as an additional member.
-        let mut extras: Vec<(String, Value, String)> = vec![];
+        // (key regex, value schema, pointer, the `patternProperties` pattern if any)
+        let mut extras: Vec<(String, Value, String, Option<String>)> = vec![];
         let other_key = ANY_STRING.to_string();
         let trivial = |v: &Value| {
             v == &Value::Bool(true)
@@ -225,6 +309,7 @@ impl<'a> Lowerer<'a> {
                     other_key,
                     addl.clone(),
                     push_pointer(ptr, "additionalProperties"),
+                    None,
                 ));
             } else if !pats.is_empty() {
                 // Patterns that impose nothing: a key that matches one is as free as any other,
@@ -237,7 +322,12 @@ impl<'a> Lowerer<'a> {
                 if !trivial(&addl) {
                     self.unsupported(&pptr, "patternProperties", "keys matching a pattern escape `additionalProperties`, which the grammar cannot express")?;
                 }
-                extras.push((other_key, v, push_pointer(ptr, "additionalProperties")));
+                extras.push((
+                    other_key,
+                    v,
+                    push_pointer(ptr, "additionalProperties"),
+                    None,
+                ));
             }
         } else {
             let distinct = {
@@ -251,6 +341,7 @@ impl<'a> Lowerer<'a> {
                     other_key,
                     addl.clone(),
                     push_pointer(ptr, "additionalProperties"),
+                    None,
                 ));
             } else if !distinct {
                 self.unsupported(&pptr, "patternProperties", "a key matching several patterns must satisfy all their schemas, which is not enforced")?;
@@ -262,7 +353,9 @@ impl<'a> Lowerer<'a> {
                     ..Default::default()
                 };
                 match string_regex(&spec) {
-                    Ok(Some(re)) => extras.push((re, s.clone(), push_pointer(&pptr, pat))),
+                    Ok(Some(re)) => {
+                        extras.push((re, s.clone(), push_pointer(&pptr, pat), Some(pat.clone())))
+                    }
                     Ok(None) => {}
                     Err(e) => {
                         if !self.options.lenient {
@@ -278,12 +371,12 @@ impl<'a> Lowerer<'a> {
             }
         }
         let mut extra_nt: Option<NonterminalId> = None;
-        for (key_re, schema, sptr) in extras {
+        for (key_re, schema, sptr, pattern) in extras {
             if let Some(v) = self.schema(&schema, &sptr, depth + 1)? {
-                // The pattern of a `patternProperties` key (None: any undeclared name).
-                let pattern = sptr
-                    .rsplit_once("/patternProperties/")
-                    .map(|(_, p)| p.replace("~1", "/").replace("~0", "~"));
+                // `pattern` is carried, not read back from `sptr`: the pointer of an
+                // `additionalProperties` nested in a pattern property's schema holds that
+                // ancestor's `/patternProperties/` too (issue 18: a nested object then refused
+                // its additional names that are declared elsewhere).
                 let lexeme = if key_re == ANY_STRING {
                     self.regex("STRING", key_re)
                 } else {
@@ -298,7 +391,90 @@ impl<'a> Lowerer<'a> {
                 self.rule(x, vec![key, colon, Symbol::N(v)], ptr)?;
             }
         }
-        self.members(&members, extra_nt, ptr)
+        let closed = extra_nt.is_none();
+        let shape = ObjectShape {
+            required: members.iter().filter(|m| !m.1).count(),
+            declared: members.len(),
+            closed,
+        };
+        let close = self
+            .closing_rule(&rules, &member_of, shape, ptr)?
+            .unwrap_or_default();
+        self.members_with(&members, extra_nt, &close, ptr)
+    }
+
+    /// Whether an object of `n` declared members takes them in any order: up to
+    /// `any_order_up_to`, and never past 20 (2ⁿ states; member sets are `u32` bit sets).
+    fn any_order(&self, n: usize) -> bool {
+        n <= self.options.any_order_up_to.min(20)
+    }
+
+    /// When an object may close, from its property rules: `None` when the rules hold of
+    /// every object the members allow. A rule that cannot be enforced is refused here.
+    fn closing_rule(
+        &mut self,
+        rules: &PropertyRules,
+        member_of: &hashbrown::HashMap<String, usize>,
+        shape: ObjectShape,
+        ptr: &str,
+    ) -> Result<Option<CloseWhen>, SchemaError> {
+        // Implied counts: every object has at least its required members, and a closed one at
+        // most its declared ones.
+        let min_implied = rules.min as usize <= shape.required;
+        let max_implied = rules
+            .max
+            .is_none_or(|m| shape.closed && shape.declared as u64 <= m);
+        if min_implied && max_implied && rules.dependencies.is_empty() {
+            return Ok(None);
+        }
+        let any_order = self.any_order(shape.declared);
+        let mut close = CloseWhen {
+            non_empty: rules.min >= 1,
+            ..CloseWhen::default()
+        };
+        if !rules.dependencies.is_empty() {
+            if !any_order {
+                self.unsupported(
+                    &push_pointer(ptr, "dependencies"),
+                    "dependencies",
+                    "dependencies among more properties than objects take in any order are \
+                     not enforced",
+                )?;
+            } else {
+                for (trigger, needs) in &rules.dependencies {
+                    let Some(&t) = member_of.get(trigger) else {
+                        continue; // the trigger can never appear
+                    };
+                    // A required name that can never appear forbids the trigger: bit 31 is
+                    // never set (at most 20 members, see `any_order`).
+                    let mask = needs.iter().fold(0u32, |m, n| {
+                        m | member_of.get(n).map_or(1 << 31, |&i| 1 << i)
+                    });
+                    close.dependencies.push((1 << t, mask));
+                }
+            }
+        }
+        let counted = (!min_implied && rules.min > 1) || !max_implied;
+        if counted {
+            if any_order && shape.closed {
+                close.count = Some((rules.min, rules.max.unwrap_or(u64::MAX)));
+            } else if rules.max == Some(0) && shape.required == 0 {
+                close.only_empty = true;
+            } else {
+                let keyword = if max_implied {
+                    "minProperties"
+                } else {
+                    "maxProperties"
+                };
+                self.unsupported(
+                    &push_pointer(ptr, keyword),
+                    keyword,
+                    "a count of properties is enforced only on closed objects whose \
+                     properties may come in any order",
+                )?;
+            }
+        }
+        Ok(Some(close))
     }
 
     fn fresh_nt(&mut self, base: &str) -> NonterminalId {
@@ -314,10 +490,27 @@ impl<'a> Lowerer<'a> {
         extra: Option<NonterminalId>,
         ptr: &str,
     ) -> Lowered {
-        if members.len() <= self.options.any_order_up_to {
-            self.members_any_order(members, extra, ptr)
+        self.members_with(members, extra, &CloseWhen::default(), ptr)
+    }
+
+    /// [`Self::members`] closing only where `close` allows.
+    fn members_with(
+        &mut self,
+        members: &[(Symbol, bool)],
+        extra: Option<NonterminalId>,
+        close: &CloseWhen,
+        ptr: &str,
+    ) -> Lowered {
+        if close.only_empty {
+            let nt = self.fresh("object");
+            let (l, r) = (self.lit("{"), self.lit("}"));
+            self.rule(nt, vec![l, r], ptr)?;
+            return Ok(Some(nt));
+        }
+        if self.any_order(members.len()) {
+            self.members_any_order(members, extra, close, ptr)
         } else {
-            self.members_chain(members, extra, ptr)
+            self.members_chain(members, extra, close.non_empty, ptr)
         }
     }
 
@@ -327,6 +520,7 @@ impl<'a> Lowerer<'a> {
         &mut self,
         members: &[(Symbol, bool)],
         extra: Option<NonterminalId>,
+        close: &CloseWhen,
         ptr: &str,
     ) -> Lowered {
         let comma = self.lit(",");
@@ -339,8 +533,14 @@ impl<'a> Lowerer<'a> {
         let states: Vec<NonterminalId> = (0..1u32 << n).map(|_| self.fresh("after")).collect();
         for used in 0..1u32 << n {
             let a = states[used as usize];
-            if used & required == required {
+            let can_close = used & required == required && close.allows(used);
+            if can_close {
                 self.rule(a, vec![], ptr)?;
+            }
+            if !can_close && extra.is_none() && used == (1u32 << n) - 1 {
+                // Every member used and the object may not close: a rule that derives no
+                // word keeps the grammar well formed.
+                self.rule(a, vec![Symbol::N(a)], ptr)?;
             }
             for (k, &(m, _)) in members.iter().enumerate() {
                 if used & (1 << k) == 0 {
@@ -356,8 +556,10 @@ impl<'a> Lowerer<'a> {
             }
         }
         let b = self.fresh("before");
-        if required == 0 {
+        if required == 0 && !close.non_empty && close.allows(0) {
             self.rule(b, vec![], ptr)?;
+        } else if n == 0 && extra.is_none() {
+            return Ok(None); // no member to write and `{}` not allowed
         }
         for (k, &(m, _)) in members.iter().enumerate() {
             self.rule(b, vec![m, Symbol::N(states[1 << k])], ptr)?;
@@ -371,11 +573,13 @@ impl<'a> Lowerer<'a> {
         Ok(Some(nt))
     }
 
-    /// `{` B₀ `}` with Aᵢ/Bᵢ as in the module docs.
+    /// `{` B₀ `}` with Aᵢ/Bᵢ as in the module docs; `non_empty` drops the empty object (Bₙ,
+    /// reached only when no member was written, cannot close).
     fn members_chain(
         &mut self,
         members: &[(Symbol, bool)],
         extra: Option<NonterminalId>,
+        non_empty: bool,
         ptr: &str,
     ) -> Lowered {
         let comma = self.lit(",");
@@ -383,7 +587,9 @@ impl<'a> Lowerer<'a> {
         let a_n = self.fresh("after");
         let b_n = self.fresh("before");
         self.rule(a_n, vec![], ptr)?;
-        self.rule(b_n, vec![], ptr)?;
+        if !non_empty {
+            self.rule(b_n, vec![], ptr)?;
+        }
         if let Some(x) = extra {
             self.rule(a_n, vec![comma, Symbol::N(x), Symbol::N(a_n)], ptr)?;
             self.rule(b_n, vec![Symbol::N(x), Symbol::N(a_n)], ptr)?;
@@ -405,6 +611,39 @@ impl<'a> Lowerer<'a> {
         let (l, r) = (self.lit("{"), self.lit("}"));
         self.rule(nt, vec![l, Symbol::N(b_next), r], ptr)?;
         Ok(Some(nt))
+    }
+}
+
+/// The counts an object's closing rule depends on.
+#[derive(Clone, Copy, Debug)]
+struct ObjectShape {
+    /// Members that must appear, and members that may (declared names that can appear).
+    required: usize,
+    declared: usize,
+    /// No additional members.
+    closed: bool,
+}
+
+/// Where an object may close (`}`), as a condition on the set U of declared members used.
+#[derive(Debug, Default)]
+struct CloseWhen {
+    /// Not with no member at all (`minProperties` ≥ 1).
+    non_empty: bool,
+    /// Only `{}` (`maxProperties: 0` beside additional members).
+    only_empty: bool,
+    /// (trigger bit, bits it needs): if the trigger is in U, so are those.
+    dependencies: Vec<(u32, u32)>,
+    /// The number of members, on closed objects (U is every member there).
+    count: Option<(u64, u64)>,
+}
+
+impl CloseWhen {
+    fn allows(&self, used: u32) -> bool {
+        let n = u64::from(used.count_ones());
+        self.dependencies
+            .iter()
+            .all(|&(t, needs)| used & t == 0 || used & needs == needs)
+            && self.count.is_none_or(|(lo, hi)| lo <= n && n <= hi)
     }
 }
 

@@ -353,6 +353,7 @@ impl<'a> Lowerer<'a> {
                 limit: MAX_DEPTH,
             });
         }
+        let schema = &*super::refs::effective(self.root, schema);
         match schema {
             Value::Bool(true) => return Ok(Some(self.any_value()?)),
             Value::Bool(false) => return Ok(None),
@@ -503,6 +504,7 @@ impl<'a> Lowerer<'a> {
             // An item that is only a `$ref`, without sibling keywords to merge into it, is the
             // target's own language: its one nonterminal, shared by every such use, so that
             // definitions that each use the next twice compile in linear size.
+            let item = &*super::refs::effective(self.root, item);
             if let (true, Some(r)) = (no_siblings, pure_ref(item)) {
                 if key == "oneOf" {
                     let f = flatten(self.root, item, &iptr, 0, &mut self.expansions)?;
@@ -573,7 +575,16 @@ impl<'a> Lowerer<'a> {
                     continue;
                 }
             }
+            // Counts and dependencies of properties are the object lowering's to enforce or
+            // refuse (`object`), except beside `enum`/`const`, whose values are not filtered
+            // by them.
+            let by_object = !o.contains_key("enum") && !o.contains_key("const");
             let exact = match k.as_str() {
+                "minProperties" | "maxProperties" | "dependentRequired" | "dependencies"
+                    if by_object =>
+                {
+                    true
+                }
                 "uniqueItems" => {
                     v == &Value::Bool(false)
                         || o.get("maxItems").and_then(as_count).is_some_and(|m| m <= 1)

@@ -38,6 +38,7 @@ mod containers;
 mod error;
 mod keywords;
 mod lower;
+mod negation;
 mod numbers;
 mod refs;
 mod scalars;
@@ -62,7 +63,7 @@ pub struct SchemaOptions {
 }
 
 /// The default of [`SchemaOptions::any_order_up_to`].
-pub const ANY_ORDER_UP_TO: usize = 4;
+pub const ANY_ORDER_UP_TO: usize = 8;
 
 impl Default for SchemaOptions {
     fn default() -> Self {

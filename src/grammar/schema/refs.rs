@@ -92,6 +92,32 @@ pub const UNSUPPORTED: &[&str] = &[
     "$recursiveRef",
 ];
 
+/// Whether a `$ref` hides its sibling keywords, as in drafts 4, 6 and 7 ("All other properties
+/// in a `$ref` object MUST be ignored"); from 2019-09 on they apply beside it. Read off the
+/// root's `$schema`; a document without one follows the newest draft, as validators do.
+pub fn ref_hides_siblings(root: &Value) -> bool {
+    root.get("$schema")
+        .and_then(Value::as_str)
+        .is_some_and(|m| {
+            let m = m.trim_end_matches('#');
+            ["draft-04", "draft-06", "draft-07"]
+                .iter()
+                .any(|d| m == format!("http://json-schema.org/{d}/schema"))
+        })
+}
+
+/// `schema` as it constrains: with a `$ref` under [`ref_hides_siblings`], the `$ref` alone.
+pub fn effective<'v>(root: &Value, schema: &'v Value) -> std::borrow::Cow<'v, Value> {
+    match schema.as_object() {
+        Some(o) if o.len() > 1 && o.contains_key("$ref") && ref_hides_siblings(root) => {
+            let mut only = Map::new();
+            only.insert("$ref".into(), o["$ref"].clone());
+            std::borrow::Cow::Owned(Value::Object(only))
+        }
+        _ => std::borrow::Cow::Borrowed(schema),
+    }
+}
+
 pub fn is_annotation(k: &str) -> bool {
     ANNOTATIONS.contains(&k)
 }
@@ -207,6 +233,7 @@ pub fn flatten(
             limit: MAX_MERGE_DEPTH,
         });
     }
+    let schema = &*effective(root, schema);
     let obj = match schema {
         Value::Bool(_) => return Ok(schema.clone()),
         Value::Object(o) => o,
@@ -235,6 +262,11 @@ pub fn flatten(
         own.remove("additionalItems");
     }
     let mut acc = Value::Object(own);
+    if let Some(n) = obj.get("not") {
+        // Before `$ref`/`allOf` are merged in: a `not` of theirs that stays is then never
+        // mistaken for this one.
+        acc = with_negation(root, acc, n, ptr, depth, spent)?;
+    }
     if let Some(r) = obj.get("$ref") {
         let r = r.as_str().ok_or_else(|| SchemaError::BadKeyword {
             pointer: ptr.to_string(),
@@ -259,6 +291,41 @@ pub fn flatten(
         }
     }
     Ok(acc)
+}
+
+/// `acc` (which holds `not: n`) with the `not` replaced by its complement merged in, where
+/// [`negation::negate`](super::negation::negate) finds one and the merge is exact; a
+/// contradiction makes the schema `false`. Otherwise `acc` as it is: the `not` is refused
+/// (strict) or dropped with a warning (lenient) when lowered.
+fn with_negation(
+    root: &Value,
+    acc: Value,
+    n: &Value,
+    ptr: &str,
+    depth: usize,
+    spent: &mut Expansions,
+) -> Result<Value, SchemaError> {
+    let Some(complement) = super::negation::negate(root, n, depth) else {
+        return Ok(acc);
+    };
+    let nptr = push_pointer(ptr, "not");
+    let mut without = acc.clone();
+    if let Value::Object(m) = &mut without {
+        m.remove("not");
+    }
+    let merged = flatten(root, &complement, &nptr, depth + 1, spent)
+        .and_then(|f| merge(&without, &f, &nptr));
+    match merged {
+        Ok(v) => Ok(v),
+        Err(e @ SchemaError::Budget { .. }) => Err(e),
+        Err(SchemaError::Merge { reason, .. })
+            if reason.starts_with("contradictory")
+                || reason.starts_with("`enum`/`const` values") =>
+        {
+            Ok(Value::Bool(false))
+        }
+        Err(_) => Ok(acc),
+    }
 }
 
 pub fn kind_name(v: &Value) -> &'static str {
@@ -405,6 +472,32 @@ pub fn merge(a: &Value, b: &Value, ptr: &str) -> Result<Value, SchemaError> {
                 Value::Array(alts)
             }
             "nullable" => Value::Bool(av.as_bool() == Some(true) && bv.as_bool() == Some(true)),
+            // Both sides' dependencies hold: united, a shared trigger's names too (they are
+            // enforced by the object lowering, so neither side may be dropped).
+            "dependentRequired" | "dependencies" => {
+                let (Some(x), Some(y)) = (av.as_object(), bv.as_object()) else {
+                    return Err(err(format!("`{k}` is not an object")));
+                };
+                let mut m = x.clone();
+                for (t, needs) in y {
+                    match (m.get(t).and_then(Value::as_array), needs.as_array()) {
+                        (None, _) => {
+                            m.insert(t.clone(), needs.clone());
+                        }
+                        (Some(a), Some(b)) => {
+                            let mut u = a.clone();
+                            u.extend(b.iter().filter(|n| !a.contains(n)).cloned());
+                            m.insert(t.clone(), Value::Array(u));
+                        }
+                        (Some(_), None) => {
+                            return Err(err(format!(
+                                "two different dependencies of `{t}` cannot be combined"
+                            )))
+                        }
+                    }
+                }
+                Value::Object(m)
+            }
             _ if UNSUPPORTED.contains(&k.as_str()) => av.clone(),
             _ => {
                 return Err(err(format!(

@@ -379,13 +379,29 @@ fn encode(h: &Hir) -> Result<Hir, StringIssue> {
             min: r.min,
             max: r.max,
             greedy: true,
-            sub: Box::new(encode(&r.sub)?),
+            sub: Box::new(printable_repeated(encode(&r.sub)?)),
         }),
         HirKind::Concat(s) => Hir::concat(s.iter().map(encode).collect::<Result<_, _>>()?),
         HirKind::Alternation(s) => {
             Hir::alternation(s.iter().map(encode).collect::<Result<_, _>>()?)
         }
     })
+}
+
+/// `sub`, grouped when it is itself a repetition. The encoded regex travels as text, and
+/// regex-syntax prints a repetition of a repetition without a group: `(?:x+)?` (captures are
+/// dropped by [`encode`]) would come out as `x+?`, which reads back as a lazy `x+` and loses
+/// the empty match (issue 18: `^([a-z]+)?:c$` refused `":c"`).
+fn printable_repeated(sub: Hir) -> Hir {
+    if matches!(sub.kind(), HirKind::Repetition(_)) {
+        Hir::capture(regex_syntax::hir::Capture {
+            index: 1,
+            name: None,
+            sub: Box::new(sub),
+        })
+    } else {
+        sub
+    }
 }
 
 /// The canonical encodings of a set of decoded characters (see the module docs).
