@@ -70,7 +70,8 @@ def declared(root, s, out, depth=0):
 
 
 def schema_order(root, s, v):
-    """The instance with every object's members in schema order (undeclared ones last)."""
+    """The instance with every object's members in schema order (undeclared ones last, and
+    ordered by `additionalProperties` inside)."""
     s = deref(root, s)
     if isinstance(v, dict):
         decl = []
@@ -79,8 +80,10 @@ def schema_order(root, s, v):
         for k, sub in decl:
             if k in v and k not in out:
                 out[k] = schema_order(root, sub, v[k])
+        extra = s.get("additionalProperties") if isinstance(s, dict) else None
         for k, x in v.items():
-            out.setdefault(k, x)
+            if k not in out:
+                out[k] = schema_order(root, extra, x) if isinstance(extra, dict) else x
         return out
     if isinstance(v, list):
         items = s.get("items", True) if isinstance(s, dict) else True

@@ -697,3 +697,50 @@ fn negations_agree_with_jsonschema() {
         }
     }
 }
+
+/// Issue 18: a `oneOf` whose alternatives may overlap is made exclusive — each alternative
+/// joined with the complements of the others — when every alternative has a lowerable
+/// complement; a set of values of every type gets the verdicts of the `jsonschema` crate.
+/// Alternatives without one (patterns) are still refused by name.
+#[test]
+fn overlapping_one_of_agrees_with_jsonschema() {
+    let schemas = [
+        json!({"oneOf": [{"required": ["a"]}, {"required": ["b"]}]}),
+        json!({"type": "object", "oneOf": [{"type": "object"}, {"required": ["a"]}]}),
+        json!({"oneOf": [{"properties": {"a": {"type": "string"}}},
+            {"properties": {"a": {"type": ["boolean", "number"]}}, "required": ["a"]}]}),
+        json!({"oneOf": [{"enum": [null]}, {"type": ["null", "boolean"]}]}),
+        json!({"type": "object", "properties": {"a": {}, "b": {}},
+            "oneOf": [{"required": ["a"]}, {"required": ["b"]}, {"not": {"required": ["a"]}}]}),
+        json!({"$defs": {"o": {"type": "object"}}, "oneOf": [{"$ref": "#/$defs/o"},
+            {"required": ["b"]}, {"type": "array"}]}),
+    ];
+    let values = [
+        "null",
+        "true",
+        "0",
+        "\"a\"",
+        "[]",
+        "{}",
+        r#"{"a":1}"#,
+        r#"{"b":1}"#,
+        r#"{"a":1,"b":"x"}"#,
+        r#"{"a":"x"}"#,
+        r#"{"b":null,"a":"x"}"#,
+        r#"{"a":true}"#,
+    ];
+    for schema in schemas {
+        let oracle = jsonschema::validator_for(&schema).unwrap();
+        let mut ch = checker(schema.clone());
+        for text in values {
+            let value: serde_json::Value = serde_json::from_str(text).unwrap();
+            assert_eq!(
+                ch.accepts(text.as_bytes()),
+                oracle.is_valid(&value),
+                "{schema} on {text}"
+            );
+        }
+    }
+    let e = error(json!({"oneOf": [{"pattern": "a"}, {"pattern": "b"}]}));
+    assert!(matches!(&e, SchemaError::Unsupported { keyword, .. } if keyword == "oneOf"));
+}

@@ -545,12 +545,17 @@ impl<'a> Lowerer<'a> {
                 })
             });
             if overlap {
-                self.unsupported(
-                    ptr,
-                    "oneOf",
-                    "alternatives of the same JSON type may overlap and exclusivity is not \
-                     enforced (compiled as anyOf)",
-                )?;
+                if let Some(exclusive) = self.exclusive_alternatives(&rest, items, &kptr, depth)? {
+                    subs = exclusive;
+                } else {
+                    self.unsupported(
+                        ptr,
+                        "oneOf",
+                        "alternatives of the same JSON type may overlap, and not every \
+                         alternative has a complement lacuna can lower to exclude it from the \
+                         others (compiled as anyOf)",
+                    )?;
+                }
             }
         }
         if subs.is_empty() {
@@ -561,6 +566,51 @@ impl<'a> Lowerer<'a> {
             self.rule(nt, vec![Symbol::N(s)], ptr)?;
         }
         Ok(Some(nt))
+    }
+
+    /// `oneOf` made exclusive: alternative i is item i, the siblings `rest`, and the
+    /// complement of every other item (`not`, see [`super::negation`]) — exactly one item
+    /// holds. `None` when some item has no lowerable complement or the merge is not exact
+    /// (the caller then refuses the `oneOf`); a budget exceeded is also `None` here, since the
+    /// refusal names the keyword better.
+    fn exclusive_alternatives(
+        &mut self,
+        rest: &Value,
+        items: &[Value],
+        kptr: &str,
+        depth: usize,
+    ) -> Result<Option<Vec<NonterminalId>>, SchemaError> {
+        let mut complements = vec![];
+        for item in items {
+            match super::negation::negate(self.root, item, 0) {
+                Some(c) => complements.push(c),
+                None => return Ok(None),
+            }
+        }
+        let mut subs = vec![];
+        for (i, item) in items.iter().enumerate() {
+            let iptr = push_pointer(kptr, &i.to_string());
+            let mut parts = vec![item.clone()];
+            parts.extend(
+                complements
+                    .iter()
+                    .enumerate()
+                    .filter(|&(j, _)| j != i)
+                    .map(|(_, c)| c.clone()),
+            );
+            let alone = serde_json::json!({ "allOf": parts });
+            let merged = flatten(self.root, &alone, &iptr, 0, &mut self.expansions)
+                .and_then(|f| merge(rest, &f, &iptr));
+            let merged = match merged {
+                Ok(m) => m,
+                Err(e) if is_contradiction(&e) => continue,
+                Err(_) => return Ok(None),
+            };
+            if let Some(s) = self.flat(&merged, &iptr, depth + 1)? {
+                subs.push(s);
+            }
+        }
+        Ok(Some(subs))
     }
 
     /// Reports the keywords of `o` that cannot be enforced (exactly handled cases aside).
