@@ -40,6 +40,7 @@ mod keywords;
 mod lower;
 mod negation;
 mod numbers;
+mod objects;
 mod refs;
 mod scalars;
 mod sites;

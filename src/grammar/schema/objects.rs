@@ -1,0 +1,559 @@
+//! Lowering of objects.
+//!
+//! Objects: the declared properties in schema order (`properties` order, then required names
+//! that only `additionalProperties`/`patternProperties` describe), each optional one
+//! skippable, then any additional members. Aᵢ ("members from declared property i on, after at
+//! least one member") and Bᵢ ("... before any member") place the commas; the grammar is linear
+//! in the number of properties. Additional members are keyed by any string that is not a
+//! declared name, or by `patternProperties` patterns. Objects of up to
+//! [`SchemaOptions::any_order_up_to`](super::SchemaOptions::any_order_up_to) declared
+//! properties take them in any order instead: A(U) is "after at least one member, with the
+//! declared members U used", which also makes `dependentRequired`/`dependencies` and
+//! `minProperties`/`maxProperties` exact there (a condition on U where the object may close).
+
+use serde_json::{Map, Value};
+
+use super::containers::{bad, count};
+use super::error::{push_pointer, SchemaError};
+use super::lower::{Lowered, Lowerer, StringSite};
+use super::strings::{pattern_matches, string_regex, StringSpec, ANY_STRING};
+use crate::grammar::{NonterminalId, Symbol};
+
+/// What an object enforces beyond its members' schemas: property counts and dependencies
+/// (`dependentRequired`, and `dependencies` in array form or as a schema that only requires).
+#[derive(Debug, Default)]
+pub(super) struct PropertyRules {
+    min: u64,
+    max: Option<u64>,
+    /// (trigger, the names it requires)
+    dependencies: Vec<(String, Vec<String>)>,
+}
+
+/// Reads `o`'s property rules; the pointers of dependencies given as a schema that does more
+/// than require names are returned apart, to be refused.
+fn property_rules(o: &Map<String, Value>, ptr: &str) -> (PropertyRules, Vec<String>) {
+    let mut rules = PropertyRules {
+        min: count(o, "minProperties").unwrap_or(0),
+        max: count(o, "maxProperties"),
+        dependencies: vec![],
+    };
+    let mut refused = vec![];
+    for key in ["dependentRequired", "dependencies"] {
+        let Some(Value::Object(m)) = o.get(key) else {
+            continue;
+        };
+        for (trigger, v) in m {
+            let names = |a: &Vec<Value>| -> Vec<String> {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_string)
+                    .collect()
+            };
+            let required_only = v.as_object().filter(|s| {
+                s.keys()
+                    .all(|k| k == "required" || super::refs::is_annotation(k))
+            });
+            match (v, required_only) {
+                (Value::Array(a), _) => rules.dependencies.push((trigger.clone(), names(a))),
+                (_, Some(s)) => {
+                    let req = s.get("required").and_then(Value::as_array);
+                    rules
+                        .dependencies
+                        .push((trigger.clone(), req.map(names).unwrap_or_default()));
+                }
+                (Value::Bool(true), _) => {}
+                _ => refused.push(push_pointer(&push_pointer(ptr, key), trigger)),
+            }
+        }
+    }
+    (rules, refused)
+}
+
+impl<'a> Lowerer<'a> {
+    pub(super) fn object(&mut self, o: &Map<String, Value>, ptr: &str, depth: usize) -> Lowered {
+        let empty = Map::new();
+        let props = match o.get("properties") {
+            None => &empty,
+            Some(Value::Object(m)) => m,
+            Some(_) => return Err(bad(ptr, "properties", "not an object")),
+        };
+        let pats = match o.get("patternProperties") {
+            None => &empty,
+            Some(Value::Object(m)) => m,
+            Some(_) => return Err(bad(ptr, "patternProperties", "not an object")),
+        };
+        let mut required: Vec<String> = vec![];
+        let mut required_set: hashbrown::HashSet<String> = hashbrown::HashSet::new();
+        match o.get("required") {
+            None => {}
+            Some(Value::Array(a)) => {
+                for r in a {
+                    let r = r
+                        .as_str()
+                        .ok_or_else(|| bad(ptr, "required", "not a list of strings"))?;
+                    if required_set.insert(r.to_string()) {
+                        required.push(r.to_string());
+                    }
+                }
+            }
+            Some(_) => return Err(bad(ptr, "required", "not an array")),
+        }
+        let addl = o
+            .get("additionalProperties")
+            .cloned()
+            .unwrap_or(Value::Bool(true));
+        let pptr = push_pointer(ptr, "patternProperties");
+        // Which patterns a name matches (a pattern that does not compile is reported here).
+        let matching = |this: &mut Self, name: &str| -> Result<Vec<Value>, SchemaError> {
+            let mut out = vec![];
+            for (pat, s) in pats {
+                match pattern_matches(pat, name) {
+                    Ok(true) => out.push(s.clone()),
+                    Ok(false) => {}
+                    Err(e) => {
+                        if !this.options.lenient {
+                            return Err(bad_pattern(&pptr, pat, &e));
+                        }
+                    }
+                }
+            }
+            Ok(out)
+        };
+        // Declared members, in schema order.
+        let mut declared: Vec<(String, Value, String)> = vec![];
+        let mut any_name_matches = false;
+        for (name, s) in props {
+            let m = matching(self, name)?;
+            any_name_matches |= !m.is_empty();
+            let mut schema = s.clone();
+            for extra in m {
+                schema = serde_json::json!({ "allOf": [schema, extra] });
+            }
+            declared.push((
+                name.clone(),
+                schema,
+                push_pointer(&push_pointer(ptr, "properties"), name),
+            ));
+        }
+        for name in &required {
+            if props.contains_key(name) {
+                continue;
+            }
+            let m = matching(self, name)?;
+            any_name_matches |= !m.is_empty();
+            let schema = if m.is_empty() {
+                addl.clone()
+            } else {
+                serde_json::json!({ "allOf": m })
+            };
+            declared.push((name.clone(), schema, push_pointer(ptr, "required")));
+        }
+        let (rules, refused) = property_rules(o, ptr);
+        for dptr in refused {
+            self.unsupported(
+                &dptr,
+                "dependencies",
+                "a dependency on a schema that does more than require names is not enforced",
+            )?;
+        }
+        // Names a dependency mentions are tracked like declared ones (as names only
+        // `required` are): their presence is what the rule is about.
+        for (trigger, needs) in &rules.dependencies {
+            for name in std::iter::once(trigger).chain(needs) {
+                if declared.iter().any(|d| &d.0 == name) {
+                    continue;
+                }
+                let m = matching(self, name)?;
+                any_name_matches |= !m.is_empty();
+                let schema = if m.is_empty() {
+                    addl.clone()
+                } else {
+                    serde_json::json!({ "allOf": m })
+                };
+                let dptr = push_pointer(ptr, "dependencies");
+                declared.push((name.clone(), schema, dptr));
+            }
+        }
+        let colon = self.lit(":");
+        let mut members: Vec<(Symbol, bool)> = vec![];
+        // The member index of each declared name that can appear.
+        let mut member_of: hashbrown::HashMap<String, usize> = hashbrown::HashMap::new();
+        for (name, schema, sptr) in &declared {
+            // Every declared name gets its literal, so it never lexes as an additional name.
+            self.key(name);
+            let is_required = required_set.contains(name);
+            match self.schema(schema, sptr, depth + 1)? {
+                None if is_required => return Ok(None),
+                None => {}
+                Some(v) => {
+                    let key = self.key(name);
+                    let m = self.fresh("member");
+                    self.rule(m, vec![key, colon, Symbol::N(v)], ptr)?;
+                    member_of.insert(name.clone(), members.len());
+                    members.push((Symbol::N(m), !is_required));
+                }
+            }
+        }
+        // Additional members.
+        // Keyed by any string: a declared name lexes as its literal only (literals beat
+        // regexes), never as this lexeme, so it cannot come back as an additional member.
+        // (key regex, value schema, pointer, the `patternProperties` pattern if any)
+        let mut extras: Vec<(String, Value, String, Option<String>)> = vec![];
+        let other_key = ANY_STRING.to_string();
+        let trivial = |v: &Value| {
+            v == &Value::Bool(true)
+                || v.as_object()
+                    .is_some_and(|m| m.keys().all(|k| super::refs::is_annotation(k)))
+        };
+        if pats.is_empty() || (pats.values().all(trivial) && addl != Value::Bool(false)) {
+            if pats.is_empty() && addl != Value::Bool(false) {
+                extras.push((
+                    other_key,
+                    addl.clone(),
+                    push_pointer(ptr, "additionalProperties"),
+                    None,
+                ));
+            } else if !pats.is_empty() {
+                // Patterns that impose nothing: a key that matches one is as free as any other,
+                // provided additionalProperties is free too.
+                let v = if trivial(&addl) {
+                    Value::Bool(true)
+                } else {
+                    addl.clone()
+                };
+                if !trivial(&addl) {
+                    self.unsupported(&pptr, "patternProperties", "keys matching a pattern escape `additionalProperties`, which the grammar cannot express")?;
+                }
+                extras.push((
+                    other_key,
+                    v,
+                    push_pointer(ptr, "additionalProperties"),
+                    None,
+                ));
+            }
+        } else {
+            let distinct = {
+                let mut v: Vec<&Value> = pats.values().collect();
+                v.dedup();
+                v.len() == 1
+            };
+            if addl != Value::Bool(false) {
+                self.unsupported(&pptr, "patternProperties", "`patternProperties` beside additional properties that match no pattern cannot be expressed exactly")?;
+                extras.push((
+                    other_key,
+                    addl.clone(),
+                    push_pointer(ptr, "additionalProperties"),
+                    None,
+                ));
+            } else if !distinct {
+                self.unsupported(&pptr, "patternProperties", "a key matching several patterns must satisfy all their schemas, which is not enforced")?;
+            }
+            let _ = any_name_matches;
+            for (pat, s) in pats {
+                let spec = StringSpec {
+                    pattern: Some(pat),
+                    ..Default::default()
+                };
+                match string_regex(&spec) {
+                    Ok(Some(re)) => {
+                        extras.push((re, s.clone(), push_pointer(&pptr, pat), Some(pat.clone())))
+                    }
+                    Ok(None) => {}
+                    Err(e) => {
+                        if !self.options.lenient {
+                            return Err(bad_pattern(&pptr, pat, &e));
+                        }
+                        self.unsupported(
+                            &push_pointer(&pptr, pat),
+                            "patternProperties",
+                            &format!("{e:?}"),
+                        )?;
+                    }
+                }
+            }
+        }
+        let mut extra_nt: Option<NonterminalId> = None;
+        for (key_re, schema, sptr, pattern) in extras {
+            if let Some(v) = self.schema(&schema, &sptr, depth + 1)? {
+                // `pattern` is carried, not read back from `sptr`: the pointer of an
+                // `additionalProperties` nested in a pattern property's schema holds that
+                // ancestor's `/patternProperties/` too (issue 18: a nested object then refused
+                // its additional names that are declared elsewhere).
+                let lexeme = if key_re == ANY_STRING {
+                    self.regex("STRING", key_re)
+                } else {
+                    self.regex("KEY_PATTERN", key_re)
+                };
+                let site = StringSite::Key {
+                    excluded: declared.iter().map(|d| d.0.clone()).collect(),
+                    pattern,
+                };
+                let key = self.string_site(lexeme, site, ptr)?;
+                let x = *extra_nt.get_or_insert_with(|| self.fresh_nt("extra_member"));
+                self.rule(x, vec![key, colon, Symbol::N(v)], ptr)?;
+            }
+        }
+        let closed = extra_nt.is_none();
+        let shape = ObjectShape {
+            required: members.iter().filter(|m| !m.1).count(),
+            declared: members.len(),
+            closed,
+        };
+        let close = self
+            .closing_rule(&rules, &member_of, shape, ptr)?
+            .unwrap_or_default();
+        self.members_with(&members, extra_nt, &close, ptr)
+    }
+
+    /// Whether an object of `n` declared members takes them in any order: up to
+    /// `any_order_up_to`, and never past 20 (2ⁿ states; member sets are `u32` bit sets).
+    fn any_order(&self, n: usize) -> bool {
+        n <= self.options.any_order_up_to.min(20)
+    }
+
+    /// When an object may close, from its property rules: `None` when the rules hold of
+    /// every object the members allow. A rule that cannot be enforced is refused here.
+    fn closing_rule(
+        &mut self,
+        rules: &PropertyRules,
+        member_of: &hashbrown::HashMap<String, usize>,
+        shape: ObjectShape,
+        ptr: &str,
+    ) -> Result<Option<CloseWhen>, SchemaError> {
+        // Implied counts: every object has at least its required members, and a closed one at
+        // most its declared ones.
+        let min_implied = rules.min as usize <= shape.required;
+        let max_implied = rules
+            .max
+            .is_none_or(|m| shape.closed && shape.declared as u64 <= m);
+        if min_implied && max_implied && rules.dependencies.is_empty() {
+            return Ok(None);
+        }
+        let any_order = self.any_order(shape.declared);
+        let mut close = CloseWhen {
+            non_empty: rules.min >= 1,
+            ..CloseWhen::default()
+        };
+        if !rules.dependencies.is_empty() {
+            if !any_order {
+                self.unsupported(
+                    &push_pointer(ptr, "dependencies"),
+                    "dependencies",
+                    "dependencies among more properties than objects take in any order are \
+                     not enforced",
+                )?;
+            } else {
+                for (trigger, needs) in &rules.dependencies {
+                    let Some(&t) = member_of.get(trigger) else {
+                        continue; // the trigger can never appear
+                    };
+                    // A required name that can never appear forbids the trigger: bit 31 is
+                    // never set (at most 20 members, see `any_order`).
+                    let mask = needs.iter().fold(0u32, |m, n| {
+                        m | member_of.get(n).map_or(1 << 31, |&i| 1 << i)
+                    });
+                    close.dependencies.push((1 << t, mask));
+                }
+            }
+        }
+        let counted = (!min_implied && rules.min > 1) || !max_implied;
+        if counted {
+            if any_order && shape.closed {
+                close.count = Some((rules.min, rules.max.unwrap_or(u64::MAX)));
+            } else if rules.max == Some(0) && shape.required == 0 {
+                close.only_empty = true;
+            } else {
+                let keyword = if max_implied {
+                    "minProperties"
+                } else {
+                    "maxProperties"
+                };
+                self.unsupported(
+                    &push_pointer(ptr, keyword),
+                    keyword,
+                    "a count of properties is enforced only on closed objects whose \
+                     properties may come in any order",
+                )?;
+            }
+        }
+        Ok(Some(close))
+    }
+
+    fn fresh_nt(&mut self, base: &str) -> NonterminalId {
+        self.fresh(base)
+    }
+
+    /// `{` members `}`: in any order when there are at most
+    /// [`SchemaOptions::any_order_up_to`](super::SchemaOptions::any_order_up_to) declared
+    /// members, else in schema order.
+    pub(super) fn members(
+        &mut self,
+        members: &[(Symbol, bool)],
+        extra: Option<NonterminalId>,
+        ptr: &str,
+    ) -> Lowered {
+        self.members_with(members, extra, &CloseWhen::default(), ptr)
+    }
+
+    /// [`Self::members`] closing only where `close` allows.
+    fn members_with(
+        &mut self,
+        members: &[(Symbol, bool)],
+        extra: Option<NonterminalId>,
+        close: &CloseWhen,
+        ptr: &str,
+    ) -> Lowered {
+        if close.only_empty {
+            let nt = self.fresh("object");
+            let (l, r) = (self.lit("{"), self.lit("}"));
+            self.rule(nt, vec![l, r], ptr)?;
+            return Ok(Some(nt));
+        }
+        if self.any_order(members.len()) {
+            self.members_any_order(members, extra, close, ptr)
+        } else {
+            self.members_chain(members, extra, close.non_empty, ptr)
+        }
+    }
+
+    /// Members in any order, each declared one at most once: A(U) is "after at least one
+    /// member, with the declared members U used"; 2ⁿ states for n declared members.
+    fn members_any_order(
+        &mut self,
+        members: &[(Symbol, bool)],
+        extra: Option<NonterminalId>,
+        close: &CloseWhen,
+        ptr: &str,
+    ) -> Lowered {
+        let comma = self.lit(",");
+        let n = members.len();
+        let required: u32 = members
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| !m.1)
+            .fold(0, |acc, (i, _)| acc | (1 << i));
+        let states: Vec<NonterminalId> = (0..1u32 << n).map(|_| self.fresh("after")).collect();
+        for used in 0..1u32 << n {
+            let a = states[used as usize];
+            let can_close = used & required == required && close.allows(used);
+            if can_close {
+                self.rule(a, vec![], ptr)?;
+            }
+            if !can_close && extra.is_none() && used == (1u32 << n) - 1 {
+                // Every member used and the object may not close: a rule that derives no
+                // word keeps the grammar well formed.
+                self.rule(a, vec![Symbol::N(a)], ptr)?;
+            }
+            for (k, &(m, _)) in members.iter().enumerate() {
+                if used & (1 << k) == 0 {
+                    self.rule(
+                        a,
+                        vec![comma, m, Symbol::N(states[(used | 1 << k) as usize])],
+                        ptr,
+                    )?;
+                }
+            }
+            if let Some(x) = extra {
+                self.rule(a, vec![comma, Symbol::N(x), Symbol::N(a)], ptr)?;
+            }
+        }
+        let b = self.fresh("before");
+        if required == 0 && !close.non_empty && close.allows(0) {
+            self.rule(b, vec![], ptr)?;
+        } else if n == 0 && extra.is_none() {
+            return Ok(None); // no member to write and `{}` not allowed
+        }
+        for (k, &(m, _)) in members.iter().enumerate() {
+            self.rule(b, vec![m, Symbol::N(states[1 << k])], ptr)?;
+        }
+        if let Some(x) = extra {
+            self.rule(b, vec![Symbol::N(x), Symbol::N(states[0])], ptr)?;
+        }
+        let nt = self.fresh("object");
+        let (l, r) = (self.lit("{"), self.lit("}"));
+        self.rule(nt, vec![l, Symbol::N(b), r], ptr)?;
+        Ok(Some(nt))
+    }
+
+    /// `{` B₀ `}` with Aᵢ/Bᵢ as in the module docs; `non_empty` drops the empty object (Bₙ,
+    /// reached only when no member was written, cannot close).
+    fn members_chain(
+        &mut self,
+        members: &[(Symbol, bool)],
+        extra: Option<NonterminalId>,
+        non_empty: bool,
+        ptr: &str,
+    ) -> Lowered {
+        let comma = self.lit(",");
+        let n = members.len();
+        let a_n = self.fresh("after");
+        let b_n = self.fresh("before");
+        self.rule(a_n, vec![], ptr)?;
+        if !non_empty {
+            self.rule(b_n, vec![], ptr)?;
+        }
+        if let Some(x) = extra {
+            self.rule(a_n, vec![comma, Symbol::N(x), Symbol::N(a_n)], ptr)?;
+            self.rule(b_n, vec![Symbol::N(x), Symbol::N(a_n)], ptr)?;
+        }
+        let (mut a_next, mut b_next) = (a_n, b_n);
+        for i in (0..n).rev() {
+            let (m, optional) = members[i];
+            let (a, b) = (self.fresh("after"), self.fresh("before"));
+            self.rule(a, vec![comma, m, Symbol::N(a_next)], ptr)?;
+            self.rule(b, vec![m, Symbol::N(a_next)], ptr)?;
+            if optional {
+                self.rule(a, vec![Symbol::N(a_next)], ptr)?;
+                self.rule(b, vec![Symbol::N(b_next)], ptr)?;
+            }
+            a_next = a;
+            b_next = b;
+        }
+        let nt = self.fresh("object");
+        let (l, r) = (self.lit("{"), self.lit("}"));
+        self.rule(nt, vec![l, Symbol::N(b_next), r], ptr)?;
+        Ok(Some(nt))
+    }
+}
+
+/// The counts an object's closing rule depends on.
+#[derive(Clone, Copy, Debug)]
+struct ObjectShape {
+    /// Members that must appear, and members that may (declared names that can appear).
+    required: usize,
+    declared: usize,
+    /// No additional members.
+    closed: bool,
+}
+
+/// Where an object may close (`}`), as a condition on the set U of declared members used.
+#[derive(Debug, Default)]
+struct CloseWhen {
+    /// Not with no member at all (`minProperties` ≥ 1).
+    non_empty: bool,
+    /// Only `{}` (`maxProperties: 0` beside additional members).
+    only_empty: bool,
+    /// (trigger bit, bits it needs): if the trigger is in U, so are those.
+    dependencies: Vec<(u32, u32)>,
+    /// The number of members, on closed objects (U is every member there).
+    count: Option<(u64, u64)>,
+}
+
+impl CloseWhen {
+    fn allows(&self, used: u32) -> bool {
+        let n = u64::from(used.count_ones());
+        self.dependencies
+            .iter()
+            .all(|&(t, needs)| used & t == 0 || used & needs == needs)
+            && self.count.is_none_or(|(lo, hi)| lo <= n && n <= hi)
+    }
+}
+
+/// A `patternProperties` key that is not a regex lacuna can compile.
+fn bad_pattern(pptr: &str, pat: &str, e: &impl std::fmt::Debug) -> SchemaError {
+    SchemaError::BadPattern {
+        pointer: push_pointer(pptr, pat),
+        pattern: pat.to_string(),
+        reason: format!("{e:?}"),
+    }
+}
