@@ -34,6 +34,7 @@
 //! never the set of values: object members follow schema order, and strings under `pattern`,
 //! `format`, `enum`/`const` and property names use canonical escapes.
 
+mod alternatives;
 mod containers;
 mod error;
 mod keywords;
