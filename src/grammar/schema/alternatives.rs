@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 
 use super::error::{push_pointer, SchemaError};
 use super::lower::{possible_types, Lowered, Lowerer};
-use super::refs::{flatten, json_eq, merge};
+use super::refs::{flatten, is_contradiction, json_eq, merge};
 use crate::grammar::{NonterminalId, Symbol};
 
 /// The target of a schema that is only a `$ref` (annotations aside).
@@ -26,12 +26,6 @@ fn signature(v: &Value) -> (Vec<&'static str>, Vec<(String, Vec<Value>)>) {
         Value::Object(m) => (possible_types(m), discriminators(m)),
         _ => (vec!["*"], vec![]),
     }
-}
-
-/// Whether a merge error only says that the two sides admit no common value.
-fn is_contradiction(e: &SchemaError) -> bool {
-    matches!(e, SchemaError::Merge { reason, .. }
-        if reason.starts_with("contradictory") || reason.starts_with("`enum`/`const` values"))
 }
 
 /// The required properties of a flattened object schema whose own schema lists its values

@@ -121,10 +121,8 @@ impl<'a> Lowerer<'a> {
         };
         // Declared members, in schema order.
         let mut declared: Vec<(String, Value, String)> = vec![];
-        let mut any_name_matches = false;
         for (name, s) in props {
             let m = matching(self, name)?;
-            any_name_matches |= !m.is_empty();
             let mut schema = s.clone();
             for extra in m {
                 schema = serde_json::json!({ "allOf": [schema, extra] });
@@ -135,17 +133,21 @@ impl<'a> Lowerer<'a> {
                 push_pointer(&push_pointer(ptr, "properties"), name),
             ));
         }
+        // A name tracked but not in `properties`: its patterns' schemas, or else
+        // `additionalProperties`.
+        let undeclared = |this: &mut Self, name: &str| -> Result<Value, SchemaError> {
+            let m = matching(this, name)?;
+            Ok(if m.is_empty() {
+                addl.clone()
+            } else {
+                serde_json::json!({ "allOf": m })
+            })
+        };
         for name in &required {
             if props.contains_key(name) {
                 continue;
             }
-            let m = matching(self, name)?;
-            any_name_matches |= !m.is_empty();
-            let schema = if m.is_empty() {
-                addl.clone()
-            } else {
-                serde_json::json!({ "allOf": m })
-            };
+            let schema = undeclared(self, name)?;
             declared.push((name.clone(), schema, push_pointer(ptr, "required")));
         }
         let (rules, refused) = property_rules(o, ptr);
@@ -163,15 +165,8 @@ impl<'a> Lowerer<'a> {
                 if declared.iter().any(|d| &d.0 == name) {
                     continue;
                 }
-                let m = matching(self, name)?;
-                any_name_matches |= !m.is_empty();
-                let schema = if m.is_empty() {
-                    addl.clone()
-                } else {
-                    serde_json::json!({ "allOf": m })
-                };
-                let dptr = push_pointer(ptr, "dependencies");
-                declared.push((name.clone(), schema, dptr));
+                let schema = undeclared(self, name)?;
+                declared.push((name.clone(), schema, push_pointer(ptr, "dependencies")));
             }
         }
         let colon = self.lit(":");
@@ -248,7 +243,6 @@ impl<'a> Lowerer<'a> {
             } else if !distinct {
                 self.unsupported(&pptr, "patternProperties", "a key matching several patterns must satisfy all their schemas, which is not enforced")?;
             }
-            let _ = any_name_matches;
             for (pat, s) in pats {
                 let spec = StringSpec {
                     pattern: Some(pat),

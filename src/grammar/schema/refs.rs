@@ -99,10 +99,12 @@ pub fn ref_hides_siblings(root: &Value) -> bool {
     root.get("$schema")
         .and_then(Value::as_str)
         .is_some_and(|m| {
-            let m = m.trim_end_matches('#');
-            ["draft-04", "draft-06", "draft-07"]
-                .iter()
-                .any(|d| m == format!("http://json-schema.org/{d}/schema"))
+            [
+                "http://json-schema.org/draft-04/schema",
+                "http://json-schema.org/draft-06/schema",
+                "http://json-schema.org/draft-07/schema",
+            ]
+            .contains(&m.trim_end_matches('#'))
         })
 }
 
@@ -318,14 +320,16 @@ fn with_negation(
     match merged {
         Ok(v) => Ok(v),
         Err(e @ SchemaError::Budget { .. }) => Err(e),
-        Err(SchemaError::Merge { reason, .. })
-            if reason.starts_with("contradictory")
-                || reason.starts_with("`enum`/`const` values") =>
-        {
-            Ok(Value::Bool(false))
-        }
+        Err(e) if is_contradiction(&e) => Ok(Value::Bool(false)),
         Err(_) => Ok(acc),
     }
+}
+
+/// Whether a [`merge`] error only says that the two sides admit no common value (its
+/// "contradictory types" and empty `enum`/`const` intersections).
+pub fn is_contradiction(e: &SchemaError) -> bool {
+    matches!(e, SchemaError::Merge { reason, .. }
+        if reason.starts_with("contradictory") || reason.starts_with("`enum`/`const` values"))
 }
 
 pub fn kind_name(v: &Value) -> &'static str {
