@@ -10,7 +10,8 @@
 //! model wrote it all); `fallback` outputs the completion finished; `completion bytes` per
 //! output; seconds per output and the constraint's share of them.
 //!
-//! `cargo run --release --example eval_default -- [N] [smiles,json,cpp=30] [none,reject,mask,mask-lazy]`
+//! `cargo run --release --example eval_default -- [N] [smiles,json,cpp=30] [none,reject,mask,mask-lazy] [TEMPERATURE]`
+//! (temperature 1 by default, as `lacuna generate` samples models trained by lacuna)
 
 #[path = "../tests/corpus/mod.rs"]
 mod corpus;
@@ -71,6 +72,7 @@ fn main() {
         .split(',')
         .map(String::from)
         .collect();
+    let temperature: f64 = args.get(4).map_or(1.0, |s| s.parse().expect("temperature"));
     let loaded = load_default(DType::F32, &Device::Cpu).expect("default model");
     let eos = [loaded.model.eos_token_id()];
     let table = TokenTable::from_tokens(&loaded.tokens, &eos);
@@ -90,7 +92,7 @@ fn main() {
         for mode in &modes {
             let mut t = Tally::default();
             for case in &cases {
-                let (out, secs) = run(&loaded, &table, &vocab, case, mode);
+                let (out, secs) = run(&loaded, &table, &vocab, case, mode, temperature);
                 let (valid, strict) = oracle(case, &out.text);
                 t.n += 1;
                 t.valid += valid as usize;
@@ -179,10 +181,11 @@ fn run(
     vocab: &Arc<Vocabulary>,
     case: &Case,
     mode: &str,
+    temperature: f64,
 ) -> (Generation, Duration) {
     let length = m.card.as_ref().expect("card").tasks[case.task].length;
     let block = tasks::default_block(length);
-    let mut sampler = LLaDASampler::new(length, block).temperature(1.0);
+    let mut sampler = LLaDASampler::new(length, block).temperature(temperature);
     let prompt = m.tokens.encode(&case.prompt).expect("encode");
     // As `lacuna generate` runs it.
     let mut options = GenerateOptions::new(length, case.seed);

@@ -123,6 +123,67 @@ fn a_resumed_run_keeps_its_first_shape_across_resumes() {
 }
 
 #[test]
+fn a_run_started_from_a_model_folder_goes_on_from_its_weights() {
+    let dir = scratch("init");
+    let corpus = small_corpus(&dir);
+    let source = tiny(corpus.clone(), dir.join("source"), 60);
+    train(&source).unwrap();
+    let trained = losses(&source.out);
+    let fresh = trained[..5].iter().sum::<f64>() / 5.0;
+    let end = trained[50..].iter().sum::<f64>() / 10.0;
+
+    // A new run (new optimizer, new schedule) from the trained weights: its first losses are
+    // those of the trained model, not of fresh weights.
+    let mut next = tiny(corpus.clone(), dir.join("next"), 5);
+    next.init_from = Some(source.out.clone());
+    next.lr = 1e-6;
+    next.warmup = 1;
+    train(&next).unwrap();
+    let started = losses(&next.out).iter().sum::<f64>() / 5.0;
+    assert!(
+        (started - end).abs() < 0.5 * (fresh - end),
+        "fresh {fresh:.3}, trained {end:.3}, continued from {started:.3}"
+    );
+    // The starting model's tokenizer is kept byte for byte (its ids are what the weights know).
+    assert_eq!(
+        std::fs::read(source.out.join("tokenizer.json")).unwrap(),
+        std::fs::read(next.out.join("tokenizer.json")).unwrap()
+    );
+
+    // Another shape is named field by field.
+    let mut wider = tiny(corpus, dir.join("wider"), 5);
+    wider.init_from = Some(source.out.clone());
+    wider.d_model = 64;
+    let e = train(&wider).unwrap_err().to_string();
+    assert!(
+        e.contains("--init-from") && e.contains("`d_model` is 32 there, 64 here"),
+        "{e}"
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn task_weights_that_cannot_train_are_named() {
+    let dir = scratch("weights");
+    let corpus = small_corpus(&dir);
+    for (weights, why) in [
+        (vec![("rust", 1.0)], "no task `rust`"),
+        (vec![("json", -1.0)], "not a number ≥ 0"),
+        (vec![("json", f64::NAN)], "not a number ≥ 0"),
+        (
+            vec![("json", 0.0), ("smiles", 0.0)],
+            "every task has weight 0",
+        ),
+    ] {
+        let mut o = tiny(corpus.clone(), dir.join("bad"), 2);
+        o.task_weights = weights.iter().map(|(k, w)| (k.to_string(), *w)).collect();
+        let e = train(&o).unwrap_err().to_string();
+        assert!(e.starts_with("--task-weights") && e.contains(why), "{e}");
+    }
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
 fn the_trained_folder_is_a_llada_checkpoint_that_generates() {
     let dir = scratch("generate");
     let corpus = small_corpus(&dir);

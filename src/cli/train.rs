@@ -2,6 +2,7 @@
 //! layout) and its tokenizer on prompt/answer JSON lines; run it again on the same `--out` to
 //! resume. Prints one JSON summary line at the end.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -60,6 +61,30 @@ pub struct TrainArgs {
     /// Where to train: `cpu`, or `cuda` / `cuda:N` (a build with `--features cuda`).
     #[arg(long, default_value = "cpu", value_parser = parse_device)]
     device: TrainDevice,
+    /// Start from this model folder's weights and tokenizer (e.g. models/default) instead of
+    /// fresh ones; its config.json must have the shape given by the flags above.
+    #[arg(long, value_name = "DIR")]
+    init_from: Option<PathBuf>,
+    /// How often each task is drawn: `smiles=2,json=1` (tasks not named: 1; default: equal
+    /// turns).
+    #[arg(long, value_name = "TASK=W,...", value_parser = parse_task_weights)]
+    task_weights: Option<BTreeMap<String, f64>>,
+}
+
+fn parse_task_weights(s: &str) -> Result<BTreeMap<String, f64>, String> {
+    let mut weights = BTreeMap::new();
+    for item in s.split(',') {
+        let (name, w) = item
+            .split_once('=')
+            .ok_or_else(|| format!("`{item}`: expected TASK=WEIGHT"))?;
+        let w: f64 = w
+            .parse()
+            .map_err(|_| format!("`{item}`: `{w}` is not a number"))?;
+        if weights.insert(name.to_string(), w).is_some() {
+            return Err(format!("task `{name}` is given twice"));
+        }
+    }
+    Ok(weights)
 }
 
 fn parse_device(s: &str) -> Result<TrainDevice, String> {
@@ -91,6 +116,8 @@ pub fn run(a: TrainArgs) -> Result<bool, String> {
     o.progress = !a.quiet;
     o.stop_at = a.stop_at;
     o.device = a.device;
+    o.init_from = a.init_from;
+    o.task_weights = a.task_weights.unwrap_or_default();
     if let Some(m) = a.minutes {
         o.time_limit = Some(time_limit(m)?);
     }

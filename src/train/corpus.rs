@@ -227,10 +227,42 @@ impl TaskSet {
         Ok(TaskSet { tasks })
     }
 
-    /// A batch of about `tokens` tokens from one task (tasks take turns at random, equally
-    /// often), rows padded with `eos` to the longest.
-    pub fn batch(&self, rng: &mut Rng, tokens: usize, eos: u32) -> Batch {
-        let task = (rng.next_u64() % self.tasks.len() as u64) as usize;
+    /// Each task's share of the batches from weights by task name (absent: 1), or `None`
+    /// when none is given (equal turns). A weight must be a finite number ≥ 0, name a task
+    /// of the corpus, and leave some task a positive weight.
+    pub fn weights(&self, by_name: &BTreeMap<String, f64>) -> Result<Option<Vec<f64>>> {
+        if by_name.is_empty() {
+            return Ok(None);
+        }
+        let bad = |why: String| Err(TrainError::Invalid(format!("--task-weights: {why}")));
+        for (name, &w) in by_name {
+            if !self.tasks.iter().any(|t| &t.name == name) {
+                let known: Vec<&str> = self.tasks.iter().map(|t| t.name.as_str()).collect();
+                return bad(format!(
+                    "no task `{name}` in the corpus (its tasks: {})",
+                    known.join(", ")
+                ));
+            }
+            if !(w.is_finite() && w >= 0.0) {
+                return bad(format!("`{name}`: weight {w} is not a number ≥ 0"));
+            }
+        }
+        let weights: Vec<f64> = self
+            .tasks
+            .iter()
+            .map(|t| by_name.get(&t.name).copied().unwrap_or(1.0))
+            .collect();
+        if weights.iter().sum::<f64>() <= 0.0 {
+            return bad("every task has weight 0".into());
+        }
+        Ok(Some(weights))
+    }
+
+    /// A batch of about `tokens` tokens from one task, rows padded with `eos` to the
+    /// longest. Tasks are drawn at random in proportion to `weights` (from
+    /// [`TaskSet::weights`]), or equally often when there are none.
+    pub fn batch(&self, rng: &mut Rng, weights: Option<&[f64]>, tokens: usize, eos: u32) -> Batch {
+        let task = pick_task(rng, weights, self.tasks.len());
         let data = &self.tasks[task];
         let rows = (tokens / (data.mean_prompt + data.info.length)).max(1);
         let picks: Vec<&(Vec<u32>, Vec<u32>)> = (0..rows)
@@ -259,9 +291,49 @@ impl TaskSet {
     }
 }
 
+/// A task index drawn in proportion to `weights`, or uniformly among `n` without them.
+fn pick_task(rng: &mut Rng, weights: Option<&[f64]>, n: usize) -> usize {
+    let Some(w) = weights else {
+        return (rng.next_u64() % n as u64) as usize;
+    };
+    let mut left = rng.uniform() * w.iter().sum::<f64>();
+    // The last task with a positive weight takes what rounding leaves.
+    let last = w.iter().rposition(|&x| x > 0.0).unwrap_or(0);
+    (0..w.len())
+        .find(|&i| {
+            left -= w[i];
+            w[i] > 0.0 && left < 0.0
+        })
+        .unwrap_or(last)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tasks_are_drawn_in_proportion_to_their_weights() {
+        let mut rng = Rng::new(7);
+        let draws = 40_000;
+        let mut counts = [0usize; 4];
+        for _ in 0..draws {
+            counts[pick_task(&mut rng, Some(&[3.0, 0.0, 1.0, 0.0]), 4)] += 1;
+        }
+        assert_eq!((counts[1], counts[3]), (0, 0), "weight 0 is never drawn");
+        let share = counts[0] as f64 / draws as f64;
+        // 0.75 within six standard deviations (0.0022 each).
+        assert!((share - 0.75).abs() < 0.013, "{counts:?}");
+        let mut counts = [0usize; 3];
+        for _ in 0..draws {
+            counts[pick_task(&mut rng, None, 3)] += 1;
+        }
+        for c in counts {
+            assert!(
+                (c as f64 / draws as f64 - 1.0 / 3.0).abs() < 0.015,
+                "{counts:?}"
+            );
+        }
+    }
 
     fn read_text(tag: &str, bytes: &[u8]) -> std::result::Result<Corpus, String> {
         let path =

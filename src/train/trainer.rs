@@ -72,6 +72,15 @@ pub struct TrainOptions {
     /// what defines a run: a run may resume on another device.
     #[serde(default)]
     pub device: TrainDevice,
+    /// Start from this model folder's weights and tokenizer instead of fresh ones (a run
+    /// that continues an earlier model whose optimizer state is gone). Its `config.json`
+    /// must have the shape given here. Part of what defines the run: a resume keeps it.
+    #[serde(default)]
+    pub init_from: Option<PathBuf>,
+    /// How often each task is drawn, relative to the others (a task not named: 1). Empty:
+    /// tasks take equal turns. Like the learning rate, a resumed run takes the new value.
+    #[serde(default)]
+    pub task_weights: BTreeMap<String, f64>,
 }
 
 /// The device a model is trained on.
@@ -120,6 +129,8 @@ impl TrainOptions {
             stop_at: None,
             progress: true,
             device: TrainDevice::Cpu,
+            init_from: None,
+            task_weights: BTreeMap::new(),
         }
     }
 }
@@ -183,18 +194,19 @@ pub fn train(opts: &TrainOptions) -> Result<TrainReport> {
     // from its first run, whatever it is given now; steps, learning rate and limits are new.
     let first = resumed.as_ref().map_or(opts, |s| &s.options).clone();
     let tok_path = opts.out.join("tokenizer.json");
-    let tokenizer = if resumed.is_some() {
-        let json =
-            read_bounded(&tok_path, MAX_TOKENIZER_BYTES, "tokenizer files").map_err(|source| {
-                TrainError::Read {
-                    path: tok_path.clone(),
-                    source,
-                }
+    let tokenizer = match (&resumed, &first.init_from) {
+        (Some(_), _) => read_tokenizer(&tok_path)?,
+        (None, Some(dir)) => {
+            // The starting model's ids are the ones its weights know.
+            let source = dir.join("tokenizer.json");
+            let tokenizer = read_tokenizer(&source)?;
+            std::fs::copy(&source, &tok_path).map_err(|source| TrainError::Write {
+                path: tok_path.clone(),
+                source,
             })?;
-        Tokenizer::from_bytes(json)
-            .map_err(|e| TrainError::Tokenizer(format!("{}: {e}", tok_path.display())))?
-    } else {
-        bpe::train_tokenizer(corpus.texts(), first.vocab_size, &tok_path)?
+            tokenizer
+        }
+        (None, None) => bpe::train_tokenizer(corpus.texts(), first.vocab_size, &tok_path)?,
     };
     let encode = |s: &str| -> Result<Vec<u32>> {
         Ok(tokenizer
@@ -204,12 +216,15 @@ pub fn train(opts: &TrainOptions) -> Result<TrainReport> {
             .to_vec())
     };
     let tasks = TaskSet::build(&corpus, first.max_len, encode)?;
+    let task_weights = tasks.weights(&opts.task_weights)?;
     let vocab = tokenizer.get_vocab_size(true);
     let (cfg, cfg_json) = model_config(&first, vocab)?;
     let mut varmap = VarMap::new();
     init_vars(&mut varmap, &cfg, first.seed, &device)?;
-    if resumed.is_some() {
-        varmap.load(opts.out.join("model.safetensors"))?;
+    match (&resumed, &first.init_from) {
+        (Some(_), _) => varmap.load(opts.out.join("model.safetensors"))?,
+        (None, Some(dir)) => load_initial_weights(&varmap, dir, &cfg_json, &device)?,
+        (None, None) => {}
     }
     let weights = Weights::from_varmap(&varmap, DType::F32, &device, &opts.out);
     let mut model = LLaDA::new(&cfg, &weights)?;
@@ -229,7 +244,7 @@ pub fn train(opts: &TrainOptions) -> Result<TrainReport> {
     let base_seconds = seconds;
     while step < opts.steps {
         let mut rng = Rng::new(first.seed ^ (step as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
-        let batch = tasks.batch(&mut rng, opts.batch_tokens, EOS_ID);
+        let batch = tasks.batch(&mut rng, task_weights.as_deref(), opts.batch_tokens, EOS_ID);
         let loss = masked_loss(&model, &batch, &mut rng, &device)?;
         let grads = loss.backward()?;
         let norm = opt.grad_norm(&grads)?;
@@ -403,6 +418,61 @@ fn model_config(o: &TrainOptions, vocab: usize) -> Result<(Config, serde_json::V
     let cfg: Config = serde_json::from_value(value.clone())
         .map_err(|e| TrainError::Invalid(format!("model config: {e}")))?;
     Ok((cfg, value))
+}
+
+/// Reads a tokenizer file (bounded, as every tokenizer lacuna reads).
+fn read_tokenizer(path: &Path) -> Result<Tokenizer> {
+    let json = read_bounded(path, MAX_TOKENIZER_BYTES, "tokenizer files").map_err(|source| {
+        TrainError::Read {
+            path: path.to_path_buf(),
+            source,
+        }
+    })?;
+    Tokenizer::from_bytes(json)
+        .map_err(|e| TrainError::Tokenizer(format!("{}: {e}", path.display())))
+}
+
+/// Sets every variable to the weight of the same name in the model folder `dir` (any float
+/// dtype, converted to f32), after checking that the folder's `config.json` has the shape
+/// being trained: each field that differs is named.
+fn load_initial_weights(
+    vm: &VarMap,
+    dir: &Path,
+    cfg: &serde_json::Value,
+    dev: &Device,
+) -> Result<()> {
+    let config_path = dir.join("config.json");
+    let theirs: serde_json::Value = read_json_limited(&config_path, 1 << 20)?;
+    let shape_fields = [
+        "d_model",
+        "n_layers",
+        "n_heads",
+        "n_kv_heads",
+        "mlp_hidden_size",
+        "vocab_size",
+        "max_sequence_length",
+    ];
+    let differing: Vec<String> = shape_fields
+        .iter()
+        .filter(|f| theirs.get(**f) != cfg.get(**f))
+        .map(|f| {
+            let shown = theirs.get(*f).map_or("absent".into(), |v| v.to_string());
+            format!("`{f}` is {shown} there, {} here", cfg[*f])
+        })
+        .collect();
+    if !differing.is_empty() {
+        return Err(TrainError::Invalid(format!(
+            "--init-from {}: {} (give the starting model's shape)",
+            config_path.display(),
+            differing.join("; ")
+        )));
+    }
+    let weights = Weights::open(dir, DType::F32, dev)?;
+    let vars = vm.data().lock().expect("varmap lock");
+    for (name, var) in vars.iter() {
+        var.set(&weights.get(var.shape().clone(), name)?)?;
+    }
+    Ok(())
 }
 
 /// Creates every weight with its initial value, drawn from `seed` (candle's own generator is
