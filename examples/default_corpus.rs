@@ -5,8 +5,10 @@
 //! - `json`: valid instances of the MaskBench schemas (`jsonschemabench.jsonl.gz` and
 //!   `maskbench_more_valid.jsonl.gz`) and of the JSON Schema Test Suite's schemas, prompted
 //!   with the schema (annotations stripped), when lacuna compiles the schema in strict mode and
-//!   the `jsonschema` crate validates the instance; the schemas the evaluation uses
-//!   (`eval/held_out.rs`) are left out;
+//!   the `jsonschema` crate validates the instance; plus up to six synthetic instances per
+//!   schema (`json_synth`: a walk of the schema with values from the real instances), for
+//!   those schemas and every other MaskBench schema in `maskbench_more.jsonl.gz`, kept under
+//!   the same checks; the schemas the evaluation uses (`eval/held_out.rs`) are left out;
 //! - `cpp`: small programs: every namespace-level function of TheAlgorithms/C-Plus-Plus with
 //!   its file's `#include`s, comments removed, that `g++ -std=c++17 -fsyntax-only` accepts on
 //!   its own; and HumanEval-X programs (`declaration + canonical_solution`) but the held-out
@@ -22,10 +24,13 @@
 mod corpus;
 #[path = "../eval/held_out.rs"]
 mod held_out;
+#[path = "default_corpus/json_synth.rs"]
+mod json_synth;
 #[path = "../tests/schema_support/mod.rs"]
 mod schema_support;
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::hash_map::Entry;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::{BufRead, BufReader, Read, Write};
 
 use lacuna::checker::Checker;
@@ -37,6 +42,9 @@ use serde_json::{json, Value};
 const MAX_INSTANCE: usize = 400;
 /// The longest C++ program taught (bytes, includes and all).
 const MAX_PROGRAM: usize = 1000;
+/// Synthetic instances written per schema, at most (`json_synth`), and walks tried for them.
+const SYNTHETIC_PER_SCHEMA: usize = 6;
+const SYNTHETIC_TRIES: usize = 24;
 /// The shortest function taken from the C++ corpus (bytes).
 const MIN_FUNCTION: usize = 60;
 
@@ -70,7 +78,7 @@ fn main() {
         writeln!(out, "{line}").expect("write");
     };
     let mut skipped = Skipped::default();
-    let mut counts = [0usize; 3];
+    let mut counts = [0usize; 4];
 
     let mut smiles = Checker::from_spec("smiles").expect("smiles grammar");
     let moses = include_bytes!("../tests/data/moses_train_head200k.csv.gz");
@@ -85,7 +93,40 @@ fn main() {
         }
     }
 
-    for (schema, instances) in json_sources(&mut skipped) {
+    let (sources, held) = json_sources(&mut skipped);
+    let mut pools = json_synth::ValuePools::default();
+    for instance in sources.iter().flat_map(|(_, i)| i) {
+        pools.add(instance);
+    }
+    pools.dedup();
+    // Real instances first, then synthetic ones for every schema (those with real instances
+    // and MaskBench's others), never for a held-out schema.
+    let mut synthetic_only: Vec<Value> =
+        gz_lines(include_bytes!("../tests/data/maskbench_more.jsonl.gz"))
+            .iter()
+            .filter_map(|line| {
+                let entry: Value = serde_json::from_str(line).ok()?;
+                let content: Value = serde_json::from_str(entry["content"].as_str()?).ok()?;
+                Some(content["schema"].clone())
+            })
+            .collect();
+    synthetic_only.retain(|s| !held.contains(&s.to_string()));
+    // One entry per distinct schema, in first-seen order, with all its real instances.
+    let mut work: Vec<(Value, Vec<Value>)> = Vec::new();
+    let mut index_of: HashMap<String, usize> = HashMap::new();
+    let all = sources
+        .into_iter()
+        .chain(synthetic_only.into_iter().map(|s| (s, Vec::new())));
+    for (schema, instances) in all {
+        match index_of.entry(schema.to_string()) {
+            Entry::Occupied(e) => work[*e.get()].1.extend(instances),
+            Entry::Vacant(e) => {
+                e.insert(work.len());
+                work.push((schema, instances));
+            }
+        }
+    }
+    for (index, (schema, instances)) in work.into_iter().enumerate() {
         let prompt = tasks::json_prompt(&schema);
         if prompt.len() > tasks::MAX_JSON_PROMPT {
             skipped.add("json: prompt too long");
@@ -103,19 +144,36 @@ fn main() {
             continue;
         };
         let mut seen = HashSet::new();
-        for instance in instances {
+        let mut keep = |instance: &Value, kind: &str, skipped: &mut Skipped| -> bool {
             let answer = instance.to_string();
             if answer.len() > MAX_INSTANCE {
-                skipped.add("json: instance too long");
-            } else if !oracle.is_valid(&instance) {
-                skipped.add("json: instance invalid to jsonschema");
+                skipped.add(&format!("json ({kind}): instance too long"));
+            } else if !oracle.is_valid(instance) {
+                skipped.add(&format!("json ({kind}): instance invalid to jsonschema"));
             } else if !checker.accepts(answer.as_bytes()) {
-                skipped.add("json: instance refused by the grammar");
+                skipped.add(&format!("json ({kind}): instance refused by the grammar"));
             } else if seen.insert(answer.clone()) {
                 emit(tasks::JSON, &prompt, &answer);
-                counts[1] += 1;
+                return true;
+            }
+            false
+        };
+        for instance in &instances {
+            counts[1] += keep(instance, "real", &mut skipped) as usize;
+        }
+        let synthesizer = json_synth::Synthesizer::new(&schema, &pools);
+        let mut draw = json_synth::Draw::new(index as u64);
+        let mut made = 0;
+        for _ in 0..SYNTHETIC_TRIES {
+            if made == SYNTHETIC_PER_SCHEMA {
+                break;
+            }
+            match synthesizer.instance(&mut draw) {
+                Some(instance) => made += keep(&instance, "synthetic", &mut skipped) as usize,
+                None => skipped.add("json (synthetic): schema not walked"),
             }
         }
+        counts[3] += made;
     }
 
     let mut cpp = Checker::from_spec("cpp").expect("cpp grammar");
@@ -128,17 +186,19 @@ fn main() {
         }
     }
     eprintln!(
-        "smiles {}, json {}, cpp {} examples",
-        counts[0], counts[1], counts[2]
+        "smiles {}, json {} real and {} synthetic, cpp {} examples",
+        counts[0], counts[1], counts[3], counts[2]
     );
     for (why, n) in &skipped.0 {
         eprintln!("left out: {why}: {n}");
     }
 }
 
-/// Every (schema, valid instances) the JSON task may learn from, held-out schemas removed.
-fn json_sources(skipped: &mut Skipped) -> Vec<(Value, Vec<Value>)> {
+/// Every (schema, valid instances) the JSON task may learn from, held-out schemas removed;
+/// and the held-out schemas (as text), which no other source may bring back.
+fn json_sources(skipped: &mut Skipped) -> (Vec<(Value, Vec<Value>)>, HashSet<String>) {
     let mut sources = Vec::new();
+    let mut held_schemas = HashSet::new();
     let mut held = 0;
     for entry in schema_support::maskbench() {
         let valid = entry.tests.into_iter().filter(|t| t.1).map(|t| t.0);
@@ -147,6 +207,7 @@ fn json_sources(skipped: &mut Skipped) -> Vec<(Value, Vec<Value>)> {
             && held_out::json_eligible(&entry.schema, |s| schema_support::oracle(s).is_some())
         {
             held += 1;
+            held_schemas.insert(entry.schema.to_string());
             skipped.add("json: schema held out for the evaluation");
             continue;
         }
@@ -164,7 +225,8 @@ fn json_sources(skipped: &mut Skipped) -> Vec<(Value, Vec<Value>)> {
             sources.push((group["schema"].clone(), valid_instances(group)));
         }
     }
-    sources
+    sources.retain(|(s, _)| !held_schemas.contains(&s.to_string()));
+    (sources, held_schemas)
 }
 
 /// The instances of a `{"schema", "tests": [{"valid", "data"}]}` object marked valid.
