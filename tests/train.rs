@@ -77,8 +77,11 @@ fn loss_falls_and_resuming_repeats_the_run() {
     let mut split = tiny(corpus, dir.join("split"), 60);
     split.stop_at = Some(30);
     assert_eq!(train(&split).unwrap().steps, 30);
+    // Asked for other batches and task weights, the resume keeps the first run's.
     let resumed = TrainOptions {
         stop_at: None,
+        batch_tokens: 64,
+        task_weights: [("json".to_string(), 0.0)].into(),
         ..split
     };
     assert_eq!(train(&resumed).unwrap().steps, 60);

@@ -24,7 +24,7 @@ pub struct TrainArgs {
     out: PathBuf,
     #[arg(long, default_value_t = 2000)]
     steps: usize,
-    /// Tokens per batch.
+    /// Tokens per batch (a resume keeps its first run's).
     #[arg(long, default_value_t = 2048)]
     batch_tokens: usize,
     /// Peak learning rate.
@@ -66,7 +66,7 @@ pub struct TrainArgs {
     #[arg(long, value_name = "DIR")]
     init_from: Option<PathBuf>,
     /// How often each task is drawn: `smiles=2,json=1` (tasks not named: 1; default: equal
-    /// turns).
+    /// turns; a resume keeps its first run's).
     #[arg(long, value_name = "TASK=W,...", value_parser = parse_task_weights)]
     task_weights: Option<BTreeMap<String, f64>>,
 }

@@ -36,7 +36,9 @@ pub struct TrainOptions {
     pub out: PathBuf,
     /// Total optimizer steps (a resumed run continues up to this many).
     pub steps: usize,
-    /// Tokens per batch (rows × length, prompts included).
+    /// Tokens per batch (rows × length, prompts included). Like the task weights, the shape
+    /// and the seed, a resumed run keeps its first run's value: it sees the batches an
+    /// uninterrupted run would have.
     pub batch_tokens: usize,
     /// Peak learning rate, reached after `warmup`, then cosine decay to a tenth of it.
     pub lr: f64,
@@ -78,7 +80,7 @@ pub struct TrainOptions {
     #[serde(default)]
     pub init_from: Option<PathBuf>,
     /// How often each task is drawn, relative to the others (a task not named: 1). Empty:
-    /// tasks take equal turns. Like the learning rate, a resumed run takes the new value.
+    /// tasks take equal turns. A resumed run keeps its first run's weights.
     #[serde(default)]
     pub task_weights: BTreeMap<String, f64>,
 }
@@ -190,8 +192,10 @@ pub fn train(opts: &TrainOptions) -> Result<TrainReport> {
     } else {
         None
     };
-    // A resumed run keeps what defines it (model shape, vocabulary, sequence length, seed)
-    // from its first run, whatever it is given now; steps, learning rate and limits are new.
+    // A resumed run keeps what defines it (model shape, vocabulary, sequence length, seed,
+    // batch size, task weights, starting weights) from its first run, whatever it is given
+    // now; steps, learning rate and limits are new. (A resume once given no --batch-tokens
+    // trained on the default 2,048 instead of the first run's 32,768.)
     let first = resumed.as_ref().map_or(opts, |s| &s.options).clone();
     let tok_path = opts.out.join("tokenizer.json");
     let tokenizer = match (&resumed, &first.init_from) {
@@ -216,7 +220,7 @@ pub fn train(opts: &TrainOptions) -> Result<TrainReport> {
             .to_vec())
     };
     let tasks = TaskSet::build(&corpus, first.max_len, encode)?;
-    let task_weights = tasks.weights(&opts.task_weights)?;
+    let task_weights = tasks.weights(&first.task_weights)?;
     let vocab = tokenizer.get_vocab_size(true);
     let (cfg, cfg_json) = model_config(&first, vocab)?;
     let mut varmap = VarMap::new();
@@ -244,7 +248,12 @@ pub fn train(opts: &TrainOptions) -> Result<TrainReport> {
     let base_seconds = seconds;
     while step < opts.steps {
         let mut rng = Rng::new(first.seed ^ (step as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
-        let batch = tasks.batch(&mut rng, task_weights.as_deref(), opts.batch_tokens, EOS_ID);
+        let batch = tasks.batch(
+            &mut rng,
+            task_weights.as_deref(),
+            first.batch_tokens,
+            EOS_ID,
+        );
         let loss = masked_loss(&model, &batch, &mut rng, &device)?;
         let grads = loss.backward()?;
         let norm = opt.grad_norm(&grads)?;
