@@ -168,8 +168,10 @@ fn random_models_write_whole_outputs_under_masks() {
     }
 }
 
-/// The embedded model's SMILES: every output is read by purr, and the model wrote it all.
-/// The rejection loop on the same seeds leaves outputs to the completion.
+/// The embedded model's SMILES: every output is read by purr, and the model wrote it all;
+/// the rejection loop's outputs on the same seeds are read by purr too, whoever wrote them.
+/// (With the stage-1 model the rejection loop left about 7 outputs in 10 to the completion;
+/// the stage-2 model's SMILES are mostly valid alone, so how often is no longer asserted.)
 #[test]
 fn default_model_writes_every_smiles_byte_under_masks() {
     let m = load_default(DType::F32, &Device::Cpu).unwrap();
@@ -178,7 +180,6 @@ fn default_model_writes_every_smiles_byte_under_masks() {
     let table = TokenTable::from_tokens(&m.tokens, &eos);
     let length = m.card.as_ref().unwrap().tasks[tasks::SMILES].length;
     let prompt = m.tokens.encode(&tasks::smiles_prompt()).unwrap();
-    let mut completed_by_reject = 0;
     for seed in 0..6 {
         let sampler = || LLaDASampler::new(length, tasks::default_block(length)).temperature(1.0);
         let opts = GenerateOptions::new(length, seed);
@@ -212,10 +213,11 @@ fn default_model_writes_every_smiles_byte_under_masks() {
             Some(&mut c),
         )
         .unwrap();
-        completed_by_reject += g.stats.fallback as usize;
+        let text = String::from_utf8(g.text.clone()).expect("UTF-8");
+        let mut builder = purr::graph::Builder::new();
+        let read = purr::read::read(&text, &mut builder, None);
+        assert!(read.is_ok(), "seed {seed} reject: purr refuses {text:?}");
     }
-    // Measured: the rejection loop needs the completion for about 7 outputs in 10.
-    assert!(completed_by_reject > 0);
 }
 
 /// A checker without the model's vocabulary, or a vocabulary narrower than the model's
