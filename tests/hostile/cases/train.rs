@@ -2,8 +2,8 @@
 
 use std::path::Path;
 
-use super::{err, input, ok, ok_or_err, Battery};
-use crate::{Expect, SLOW};
+use super::{err, input, ok, ok_or_err, usage, Battery};
+use crate::{Expect, MANIFEST, SLOW};
 
 pub(super) fn train_cases(b: &mut Battery) {
     let out = |b: &Battery, tag: &str| b.path(&format!("train/{tag}"));
@@ -307,4 +307,57 @@ pub(super) fn train_cases(b: &mut Battery) {
         err(&["train_state.json", "options"]),
     )
     .timeout(SLOW);
+    // Starting from another model folder, and weighting tasks.
+    let missing = "/nonexistent/model".to_string();
+    run(
+        b,
+        "--init-from a folder that does not exist",
+        &ok_corpus,
+        &["--init-from", &missing],
+        err(&["/nonexistent/model"]),
+    );
+    let shipped = format!("{MANIFEST}/models/default");
+    run(
+        b,
+        "--init-from a model of another shape",
+        &ok_corpus,
+        &["--init-from", &shipped],
+        err(&["--init-from", "`d_model` is 320 there, 16 here"]),
+    );
+    let llada_tiny = format!("{MANIFEST}/tests/data/llada-tiny");
+    run(
+        b,
+        "--init-from a folder without tokenizer.json",
+        &ok_corpus,
+        &["--init-from", &llada_tiny],
+        err(&["llada-tiny/tokenizer.json"]),
+    );
+    run(
+        b,
+        "--task-weights without =",
+        &ok_corpus,
+        &["--task-weights", "smiles"],
+        usage(&["expected TASK=WEIGHT"]),
+    );
+    run(
+        b,
+        "--task-weights naming no task of the corpus",
+        &ok_corpus,
+        &["--task-weights", "rust=2"],
+        err(&["no task `rust`", "smiles"]),
+    );
+    run(
+        b,
+        "--task-weights all zero",
+        &ok_corpus,
+        &["--task-weights", "smiles=0"],
+        err(&["every task has weight 0"]),
+    );
+    run(
+        b,
+        "--task-weights NaN",
+        &ok_corpus,
+        &["--task-weights", "smiles=NaN"],
+        err(&["not a number ≥ 0"]),
+    );
 }
