@@ -10,8 +10,9 @@
 //! model wrote it all); `fallback` outputs the completion finished; `completion bytes` per
 //! output; seconds per output and the constraint's share of them.
 //!
-//! `cargo run --release --example eval_default -- [N] [smiles,json,cpp=30] [none,reject,mask,mask-lazy] [TEMPERATURE]`
-//! (temperature 1 by default, as `lacuna generate` samples models trained by lacuna)
+//! `cargo run --release --example eval_default -- [N] [smiles,json,cpp=30] [none,reject,mask,mask-lazy] [TEMPERATURE] [low-confidence|random]`
+//! (temperature 1 and low-confidence remasking by default, as `lacuna generate` samples models
+//! trained by lacuna)
 
 #[path = "../tests/corpus/mod.rs"]
 mod corpus;
@@ -30,7 +31,7 @@ use lacuna::diffusion::default_model::{load_default, LoadedModel};
 use lacuna::diffusion::tasks;
 use lacuna::diffusion::{
     generate, generate_masked, Constraint, GenerateOptions, Generation, LLaDASampler,
-    MaskConstraint, TokenTable,
+    MaskConstraint, Remasking, TokenTable,
 };
 use lacuna::vocab::Vocabulary;
 use serde_json::{json, Value};
@@ -73,6 +74,11 @@ fn main() {
         .map(String::from)
         .collect();
     let temperature: f64 = args.get(4).map_or(1.0, |s| s.parse().expect("temperature"));
+    let remasking = match args.get(5).map_or("low-confidence", String::as_str) {
+        "low-confidence" => Remasking::LowConfidence,
+        "random" => Remasking::Random,
+        r => panic!("remasking {r}: expected low-confidence or random"),
+    };
     let loaded = load_default(DType::F32, &Device::Cpu).expect("default model");
     let eos = [loaded.model.eos_token_id()];
     let table = TokenTable::from_tokens(&loaded.tokens, &eos);
@@ -92,7 +98,14 @@ fn main() {
         for mode in &modes {
             let mut t = Tally::default();
             for case in &cases {
-                let (out, secs) = run(&loaded, &table, &vocab, case, mode, temperature);
+                let (out, secs) = run(
+                    &loaded,
+                    &table,
+                    &vocab,
+                    case,
+                    mode,
+                    (temperature, remasking),
+                );
                 let (valid, strict) = oracle(case, &out.text);
                 t.n += 1;
                 t.valid += valid as usize;
@@ -181,11 +194,13 @@ fn run(
     vocab: &Arc<Vocabulary>,
     case: &Case,
     mode: &str,
-    temperature: f64,
+    (temperature, remasking): (f64, Remasking),
 ) -> (Generation, Duration) {
     let length = m.card.as_ref().expect("card").tasks[case.task].length;
     let block = tasks::default_block(length);
-    let mut sampler = LLaDASampler::new(length, block).temperature(temperature);
+    let mut sampler = LLaDASampler::new(length, block)
+        .temperature(temperature)
+        .remasking(remasking);
     let prompt = m.tokens.encode(&case.prompt).expect("encode");
     // As `lacuna generate` runs it.
     let mut options = GenerateOptions::new(length, case.seed);
