@@ -122,9 +122,8 @@ impl<'a> Synthesizer<'a> {
             _ => return None,
         };
         if let Some(r) = s.get("$ref").and_then(Value::as_str) {
-            let target = r
-                .strip_prefix('#')
-                .and_then(|p| self.root.pointer(&p.replace("~1", "/")))?;
+            // A local reference's fragment is a JSON pointer (`~1` and `~0` escapes and all).
+            let target = r.strip_prefix('#').and_then(|p| self.root.pointer(p))?;
             return self.value(target, key, draw, depth + 1);
         }
         if let Some(c) = s.get("const") {
