@@ -201,6 +201,13 @@ pub fn train(opts: &TrainOptions) -> Result<TrainReport> {
     let tokenizer = match (&resumed, &first.init_from) {
         (Some(_), _) => read_tokenizer(&tok_path)?,
         (None, Some(dir)) => {
+            if !dir.is_dir() {
+                return Err(TrainError::Invalid(format!(
+                    "--init-from {}: not a folder (a model folder: config.json, \
+                     model.safetensors, tokenizer.json)",
+                    dir.display()
+                )));
+            }
             // The starting model's ids are the ones its weights know.
             let source = dir.join("tokenizer.json");
             let tokenizer = read_tokenizer(&source)?;

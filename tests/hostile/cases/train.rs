@@ -314,7 +314,7 @@ pub(super) fn train_cases(b: &mut Battery) {
         "--init-from a folder that does not exist",
         &ok_corpus,
         &["--init-from", &missing],
-        err(&["/nonexistent/model"]),
+        err(&["--init-from /nonexistent/model: not a folder"]),
     );
     let shipped = format!("{MANIFEST}/models/default");
     run(
