@@ -218,12 +218,12 @@ impl<'a> Synthesizer<'a> {
             .get("maxItems")
             .and_then(Value::as_u64)
             .map_or(min + 3, |m| (m as usize).min(min + 3));
+        // At least one item where the bounds allow it, at most `max`.
         let count = if max <= min {
             min
         } else {
             min.max(1) + draw.below(max - min.max(1) + 1)
-        }
-        .min(max.max(min));
+        };
         let prefix = s
             .get("prefixItems")
             .or_else(|| s.get("items").filter(|i| i.is_array()))
@@ -318,7 +318,7 @@ impl<'a> Synthesizer<'a> {
         let (a, b) = match (lo.is_finite(), hi.is_finite()) {
             (true, true) => (lo, hi),
             (true, false) => (lo, lo + 100.0),
-            (false, true) => ((hi - 100.0).min(0.0).max(hi - 100.0), hi),
+            (false, true) => (hi - 100.0, hi),
             (false, false) => (0.0, 100.0),
         };
         let x = a + (b - a) * draw.below(1001) as f64 / 1000.0;
