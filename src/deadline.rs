@@ -47,6 +47,14 @@ impl Deadline {
         self
     }
 
+    /// This deadline, expiring at `at` if that is earlier (the flag, if any, still counts).
+    pub fn no_later_than(&self, at: Instant) -> Self {
+        Deadline {
+            at: Some(self.at.map_or(at, |mine| mine.min(at))),
+            cancel: self.cancel.clone(),
+        }
+    }
+
     /// Whether the instant has passed or the flag is set.
     pub fn expired(&self) -> bool {
         self.cancel
@@ -96,6 +104,13 @@ mod tests {
         assert!(!d.expired());
         flag.store(true, Ordering::Relaxed);
         assert!(d.expired());
+        let soon = Instant::now() + Duration::from_secs(3600);
+        let both = Deadline::never().no_later_than(soon);
+        assert!(!both.expired());
+        assert!(Deadline::after(Duration::from_secs(7200))
+            .no_later_than(Instant::now())
+            .expired());
+        assert!(d.no_later_than(soon).expired(), "the flag still counts");
         let mut poll = Poll::new(&d);
         assert!((0..Poll::MASK + 1).any(|_| poll.expired()));
     }

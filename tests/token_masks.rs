@@ -458,3 +458,42 @@ fn masks_on_worker_threads_equal_masks_on_one() {
         );
     }
 }
+
+/// A mask's time limit bounds all of its work. In the middle of a C++ run of masks the one
+/// search over every path of the position is long, and it ran past the limit, which only the
+/// per-effect checks after it obeyed: 14-37 s a mask under the default 2 s. Now the mask
+/// answers near its limit, the undecided ids counted as unknown (never guessed).
+#[test]
+fn a_mask_stays_within_its_time_limit() {
+    let (vocab, tok) = token_workload::qwen(root());
+    let case = token_workload::workload(root(), &vocab, &tok)
+        .into_iter()
+        .find(|c| c.id == "w0288")
+        .expect("the workload's C++ canvas w0288");
+    let limit = std::time::Duration::from_millis(300);
+    let g = lacuna::grammar::spec::load(&case.spec).unwrap();
+    let budgets = Budgets {
+        mask_deadline: Some(limit),
+        ..Budgets::default()
+    };
+    let mut c = Checker::with_budgets(g, budgets).unwrap();
+    c.set_vocabulary(vocab.clone());
+    let masked = case.canvas.masked_positions();
+    let position = masked[masked.len() / 2];
+    let t0 = std::time::Instant::now();
+    let allowed = c.allowed(&case.canvas, position).unwrap();
+    let took = t0.elapsed();
+    // Generous: the limit is polled every few thousand steps, and this machine may be busy.
+    assert!(
+        took < limit * 10,
+        "the mask of position {position} took {took:?} under a limit of {limit:?}"
+    );
+    // Every id is decided or counted as unknown.
+    let decided_or_unknown = allowed.mask.count() + allowed.unknown;
+    assert!(
+        allowed.unknown > 0 || allowed.mask.count() > 0,
+        "{decided_or_unknown}"
+    );
+    // The limit is the mask's own: a later call is not cut short by it.
+    assert!(c.check_tokens(&case.canvas).is_ok());
+}

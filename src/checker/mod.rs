@@ -198,6 +198,7 @@ impl Checker {
     /// [`Checker::check`] on text with holes.
     pub fn check_text(&mut self, text: &HoleyText) -> Check {
         let t0 = Instant::now();
+        let text = &*text.with_holes_merged();
         self.evict_if_crowded();
         let (verdict, dfa_states) = match self.lexer.automaton(text) {
             Err(_) => (CheckVerdict::Unknown, 0),
@@ -280,6 +281,7 @@ impl Checker {
     /// [`Checker::complete`] on text with holes.
     pub fn complete_text(&mut self, text: &HoleyText) -> Result<Option<Vec<u8>>, CompletionError> {
         self.evict_if_crowded();
+        let text = &*text.with_holes_merged();
         let dfa = self
             .lexer
             .automaton(text)

@@ -138,6 +138,25 @@ impl Checker {
         position: usize,
     ) -> Result<Allowed, TokenCanvasError> {
         let t0 = Instant::now();
+        // The mask's time limit bounds all of its work (the one search and the automaton it
+        // searches, not only the per-effect checks), as the caller's deadline does.
+        let Some(limit) = self.budgets.mask_deadline else {
+            return self.allowed_by(canvas, position, t0);
+        };
+        let caller = self.deadline.clone();
+        self.set_deadline(caller.no_later_than(t0 + limit));
+        let allowed = self.allowed_by(canvas, position, t0);
+        self.set_deadline(caller);
+        allowed
+    }
+
+    /// [`Checker::allowed`] under the deadline already set; `t0` is when the mask began.
+    fn allowed_by(
+        &mut self,
+        canvas: &TokenCanvas,
+        position: usize,
+        t0: Instant,
+    ) -> Result<Allowed, TokenCanvasError> {
         self.evict_if_crowded();
         let vocab = self.vocab()?;
         match canvas.cells.get(position) {
@@ -207,7 +226,6 @@ impl Checker {
         hole: u32,
         out: &mut Allowed,
     ) -> Result<(), TooLarge> {
-        let t0 = Instant::now();
         let loose = loosened(kinds, Some(hole as usize));
         let built = self
             .lexer
@@ -263,7 +281,6 @@ impl Checker {
         for tokens in effects {
             if out.checks > self.budgets.mask_checks
                 || work > self.budgets.search * self.budgets.mask_work_factor
-                || self.budgets.mask_deadline.is_some_and(|d| t0.elapsed() > d)
                 || self.deadline.expired()
             {
                 out.unknown += tokens.len();

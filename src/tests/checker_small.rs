@@ -318,3 +318,34 @@ proptest! {
         }
     }
 }
+
+/// Adjacent holes (only empty chunks between them) are one hole: a text a caller builds by
+/// hand with 100 of them is judged as the merged one is. Before holes were merged, each was a
+/// copy of the hole states in the automaton (833 states for this text) and the search ran out
+/// of budget: `unknown` for a canvas that `{"a": true, "":true}` completes.
+#[test]
+fn adjacent_holes_are_one_hole() {
+    let mut chunks = vec![b"{  \"a\": true".to_vec()];
+    chunks.extend(std::iter::repeat_n(Vec::new(), 99));
+    chunks.push(b",  ".to_vec());
+    chunks.push(b"true }".to_vec());
+    let text = HoleyText { chunks };
+    assert_eq!(text.num_holes(), 101);
+    let merged = text.with_holes_merged();
+    assert_eq!(merged.num_holes(), 2);
+    assert_eq!(merged.chunks[1], b",  ");
+    let mut checker = Checker::from_spec("json").unwrap();
+    let check = checker.check_text(&text);
+    assert_eq!(check.verdict, CheckVerdict::Completable);
+    assert_eq!(check.dfa_states, checker.check_text(&merged).dfa_states);
+    let out = checker.complete_text(&text).unwrap().unwrap();
+    assert!(checker.accepts(&out));
+    assert!(contains_chunks_in_order(&out, &text.chunks));
+    // Holes at the ends stay where they are; a text with no interior empty chunk is borrowed.
+    let ends = holey(&["", "1", ""]);
+    assert!(matches!(
+        ends.with_holes_merged(),
+        std::borrow::Cow::Borrowed(_)
+    ));
+    assert_eq!(holey(&["", "", ""]).with_holes_merged().chunks.len(), 2);
+}
