@@ -71,13 +71,24 @@ def softmax(x):
     return e / e.sum(axis=-1, keepdims=True)
 
 
-def constrained(matcher, model, positions):
+def constrained(matcher, model, positions, use_torch=False):
     """The model's logits at `positions`, masked by lacuna to the tokens that keep the canvas
-    completable there; rows with no allowed token are dropped (a budget ran out there)."""
+    completable there; rows with no allowed token are dropped (a budget ran out there).
+    With `use_torch`, logits and bitmask are torch tensors, as in a PyTorch sampler."""
     logits = model(matcher.canvas())[positions]
-    bitmask = lacuna.allocate_token_bitmask(len(positions), matcher.vocab_size)
-    matcher.fill_bitmask(bitmask, positions)
-    lacuna.apply_token_bitmask_inplace(logits, bitmask)
+    if use_torch:
+        import torch
+
+        words = (matcher.vocab_size + 31) // 32
+        bitmask = torch.zeros((len(positions), words), dtype=torch.int32)
+        matcher.fill_bitmask(bitmask, positions)
+        as_tensor = torch.from_numpy(logits)
+        lacuna.apply_token_bitmask_inplace(as_tensor, bitmask)
+        logits = as_tensor.numpy()
+    else:
+        bitmask = lacuna.allocate_token_bitmask(len(positions), matcher.vocab_size)
+        matcher.fill_bitmask(bitmask, positions)
+        lacuna.apply_token_bitmask_inplace(logits, bitmask)
     keep = np.isfinite(logits).any(axis=-1)
     return [p for p, k in zip(positions, keep) if k], logits[keep]
 
@@ -99,7 +110,7 @@ def negative_entropy(probs):
     return (probs * np.log(np.clip(probs, 1e-30, None))).sum(axis=-1)
 
 
-def llada_generate(matcher, model, steps, block):
+def llada_generate(matcher, model, steps, block, use_torch=False):
     length = matcher.length
     blocks = [range(s, min(s + block, length)) for s in range(0, length, block)]
     per_block = max(1, steps // len(blocks))
@@ -108,29 +119,29 @@ def llada_generate(matcher, model, steps, block):
             masked = [p for p in b if matcher.canvas()[p] is None]
             if not masked:
                 break
-            positions, logits = constrained(matcher, model, masked)
+            positions, logits = constrained(matcher, model, masked, use_torch)
             if not positions:
                 break
             k = max(1, -(-len(masked) // max(1, per_block - step)))
             commit_best(matcher, positions, logits, k, confidence)
 
 
-def dream_generate(matcher, model, steps):
+def dream_generate(matcher, model, steps, use_torch=False):
     for step in range(steps * 4):
         masked = matcher.masked_positions()
         if not masked:
             break
-        positions, logits = constrained(matcher, model, masked)
+        positions, logits = constrained(matcher, model, masked, use_torch)
         if not positions:
             break
         k = max(1, -(-len(masked) // max(1, steps - step)))
         commit_best(matcher, positions, logits, k, negative_entropy)
 
 
-def left_to_right(matcher, model):
+def left_to_right(matcher, model, use_torch=False):
     while matcher.masked_positions():
         first = matcher.masked_positions()[0]
-        positions, logits = constrained(matcher, model, [first])
+        positions, logits = constrained(matcher, model, [first], use_torch)
         if not positions:
             break
         commit_best(matcher, positions, logits, 1, confidence)
@@ -156,6 +167,7 @@ def main(argv=None):
     ap.add_argument("--steps", type=int, default=12)
     ap.add_argument("--block", type=int, default=8)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--torch", action="store_true", help="mask torch tensors (CPU)")
     args = ap.parse_args(argv)
 
     if args.schema:
@@ -168,11 +180,11 @@ def main(argv=None):
     model = RandomModel(tokenizer.vocab_size, args.length, seed=args.seed)
     t0 = time.time()
     if args.style == "llada":
-        llada_generate(matcher, model, args.steps, args.block)
+        llada_generate(matcher, model, args.steps, args.block, args.torch)
     elif args.style == "dream":
-        dream_generate(matcher, model, args.steps)
+        dream_generate(matcher, model, args.steps, args.torch)
     else:
-        left_to_right(matcher, model)
+        left_to_right(matcher, model, args.torch)
     out = output_bytes(matcher, tokenizer)
     filled = sum(t is not None for t in matcher.canvas())
     stats = matcher.stats

@@ -56,3 +56,50 @@ def test_many_canvases_on_threads_equal_one_by_one():
         m.fill_bitmask(alone, positions, row0)
     assert (together == alone).all()
     assert together.any()
+
+
+def test_a_hugging_face_tokenizer_object_reads_as_its_file(qwen):
+    """`tokenizer_from_huggingface` on a real `tokenizers.Tokenizer` gives the vocabulary
+    `Tokenizer.from_file` reads from the same `tokenizer.json`."""
+    import tokenizers
+
+    from conftest import QWEN
+
+    hf = tokenizers.Tokenizer.from_file(QWEN)
+    tok = lacuna.tokenizer_from_huggingface(hf)
+    assert tok.vocab_size == qwen.vocab_size
+    assert tok.eos_ids == qwen.eos_ids
+    for i in range(0, qwen.vocab_size, 997):
+        assert tok.token_bytes(i) == qwen.token_bytes(i)
+        assert tok.token_kind(i) == qwen.token_kind(i)
+    # Bytes agree with the tokenizer's own decoding where a token is whole UTF-8.
+    ids = hf.encode('{"naïve": [1, 2]}', add_special_tokens=False).ids
+    assert b"".join(tok.token_bytes(i) for i in ids) == '{"naïve": [1, 2]}'.encode()
+    # An end-of-output name given explicitly is the only one.
+    only = lacuna.tokenizer_from_huggingface(hf, eos=["<|im_end|>"])
+    assert only.eos_ids == [hf.token_to_id("<|im_end|>")]
+
+
+def test_torch_tensors_work_as_numpy_arrays_do():
+    """The torch paths: a CPU int32 tensor as the bitmask, torch logits masked in place
+    (on the CPU here; the code moves the bitmask to the logits' device)."""
+    torch = __import__("pytest").importorskip("torch")
+    grammar, tok = small()
+    m = lacuna.CanvasMatcher(grammar, tok, 3, vocab_size=70)
+    m.set_canvas([0, None, None])
+    as_numpy = lacuna.allocate_token_bitmask(2, 70)
+    m.fill_bitmask(as_numpy, [1, 2])
+    as_torch = torch.zeros((2, 3), dtype=torch.int32)
+    m.fill_bitmask(as_torch, [1, 2])
+    assert (as_torch.numpy() == as_numpy).all()
+    assert (lacuna.bitmask_to_bool(as_torch, 70).numpy() == lacuna.bitmask_to_bool(as_numpy, 70)).all()
+    logits = torch.randn(2, 70)
+    expected = logits.numpy().copy()
+    lacuna.apply_token_bitmask_inplace(logits, as_torch)
+    lacuna.apply_token_bitmask_inplace(expected, as_numpy)
+    assert (torch.isfinite(logits).numpy() == np.isfinite(expected)).all()
+    assert (logits.numpy()[np.isfinite(expected)] == expected[np.isfinite(expected)]).all()
+    # A NumPy bitmask on torch logits, and one row.
+    row = torch.zeros(70)
+    lacuna.apply_token_bitmask_inplace(row, as_numpy[0])
+    assert torch.isfinite(row).nonzero().flatten().tolist() == m.allowed_tokens(1)
