@@ -1,6 +1,7 @@
 """Type stubs of lacuna's Python package (the classes live in the compiled `lacuna._lacuna`)."""
 
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+import os
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 class LacunaError(ValueError):
     """An input lacuna cannot use (grammar, schema, tokenizer, canvas); the message says what
@@ -16,8 +17,8 @@ class Grammar:
     def from_lark(text: str, name: str = "<lark>") -> Grammar:
         """A grammar from Lark text; `name` names it in errors."""
     @staticmethod
-    def from_json_schema(schema: str, lenient: bool = False) -> Grammar:
-        """A grammar from a JSON Schema's text; strict unless `lenient`."""
+    def from_json_schema(schema: Union[str, Dict[str, Any], bool], lenient: bool = False) -> Grammar:
+        """A grammar from a JSON Schema (text, or a dict); strict unless `lenient`."""
     @property
     def warnings(self) -> List[str]:
         """What lenient compilation left unenforced."""
@@ -26,7 +27,7 @@ class Tokenizer:
     """A vocabulary: every id's exact bytes, its end-of-output ids, its forbidden ids."""
 
     @staticmethod
-    def from_file(path: str, eos: Optional[Sequence[str]] = None) -> Tokenizer:
+    def from_file(path: Union[str, "os.PathLike[str]"], eos: Optional[Sequence[str]] = None) -> Tokenizer:
         """Reads a Hugging Face `tokenizer.json`."""
     @staticmethod
     def from_json(text: str, eos: Optional[Sequence[str]] = None) -> Tokenizer:

@@ -87,14 +87,32 @@ impl Grammar {
         })
     }
 
-    /// A grammar from a JSON Schema (its JSON text). Strict by default: a keyword lacuna
-    /// cannot enforce exactly is an error naming its JSON pointer; `lenient=True` ignores it
-    /// and records a warning (`Grammar.warnings`).
+    /// A grammar from a JSON Schema: its JSON text, or the schema as Python objects (a dict,
+    /// or a bool), serialized by `json.dumps`. Strict by default: a keyword lacuna cannot
+    /// enforce exactly is an error naming its JSON pointer; `lenient=True` ignores it and
+    /// records a warning (`Grammar.warnings`).
     #[staticmethod]
     #[pyo3(signature = (schema, lenient = false))]
-    fn from_json_schema(py: Python<'_>, schema: &str, lenient: bool) -> PyResult<Grammar> {
+    fn from_json_schema(
+        py: Python<'_>,
+        schema: &Bound<'_, PyAny>,
+        lenient: bool,
+    ) -> PyResult<Grammar> {
+        let text: String = match schema.extract::<String>() {
+            Ok(text) => text,
+            Err(_) => py
+                .import("json")?
+                .call_method1("dumps", (schema,))
+                .map_err(|e| {
+                    PyTypeError::new_err(format!(
+                        "schema: expected JSON text or JSON-serializable objects ({})",
+                        e.value(py)
+                    ))
+                })?
+                .extract()?,
+        };
         let compiled = py
-            .detach(|| compile_str(schema, &SchemaOptions::lenient(lenient)))
+            .detach(|| compile_str(&text, &SchemaOptions::lenient(lenient)))
             .map_err(lacuna_error)?;
         Ok(Grammar {
             inner: compiled.grammar,
@@ -135,7 +153,12 @@ impl Tokenizer {
     /// the usual names, `<|endoftext|>`, `</s>`, `<|im_end|>`, ...).
     #[staticmethod]
     #[pyo3(signature = (path, eos = None))]
-    fn from_file(py: Python<'_>, path: &str, eos: Option<Vec<String>>) -> PyResult<Tokenizer> {
+    fn from_file(
+        py: Python<'_>,
+        path: std::path::PathBuf,
+        eos: Option<Vec<String>>,
+    ) -> PyResult<Tokenizer> {
+        let path = &*path.to_string_lossy();
         let vocab = py.detach(|| -> PyResult<Vocabulary> {
             let meta = std::fs::metadata(path).map_err(|e| lacuna_error(format!("{path}: {e}")))?;
             if meta.is_file() && meta.len() > MAX_TOKENIZER_BYTES {

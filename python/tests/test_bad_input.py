@@ -23,6 +23,15 @@ def test_bad_grammars_name_what_and_where():
         lacuna.Grammar.from_json_schema('{"properties": {"a": {"maxLength": "2"}}}')
     with pytest.raises(lacuna.LacunaError, match="JSON"):
         lacuna.Grammar.from_json_schema("{not json")
+    with pytest.raises(TypeError, match="JSON-serializable"):
+        lacuna.Grammar.from_json_schema({"type": object()})
+    # A schema as Python objects is the schema its JSON text is.
+    tok = lacuna.Tokenizer.from_tokens([b"[", b"]", b"1", b",", b""], eos_ids=[4])
+    for schema, allowed in [({"type": "array"}, [1, 2, 3]), ({"type": "array", "maxItems": 1}, [1, 2])]:
+        m = lacuna.CanvasMatcher(lacuna.Grammar.from_json_schema(schema), tok, 5)
+        m.set_canvas([0, 2, None, None, None])
+        # `[1 □ □ □`: `]`, more digits, or (without maxItems) `,` for `[1,1]`.
+        assert m.allowed_tokens(2) == allowed, schema
     # Lenient mode records what it did not enforce.
     g = lacuna.Grammar.from_json_schema('{"type": "array", "uniqueItems": true}', lenient=True)
     assert any("uniqueItems" in w for w in g.warnings)
@@ -32,7 +41,7 @@ def test_bad_grammars_name_what_and_where():
 
 def test_bad_tokenizers(tmp_path):
     with pytest.raises(lacuna.LacunaError, match="missing.json"):
-        lacuna.Tokenizer.from_file(str(tmp_path / "missing.json"))
+        lacuna.Tokenizer.from_file(tmp_path / "missing.json")
     bad = tmp_path / "bad.json"
     bad.write_text('{"model": 3}')
     with pytest.raises(lacuna.LacunaError, match="not a tokenizer.json"):
