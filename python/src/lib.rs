@@ -573,17 +573,20 @@ impl CanvasMatcher {
             .collect()
     }
 
+    /// The pairs, each position masked and named once, checked before anything is placed (so
+    /// a bad pair never leaves a `commit` half done).
     fn pairs(&self, pairs: &[(i64, i64)]) -> PyResult<Vec<(usize, TokenId)>> {
-        let len = self.canvas.len();
+        let mut seen = std::collections::HashSet::new();
         pairs
             .iter()
             .map(|&(p, id)| {
-                if p < 0 || p as usize >= len {
-                    return Err(PyIndexError::new_err(format!(
-                        "position {p} is outside the canvas ({len} positions)"
+                let position = self.positions(&[p])?[0];
+                if !seen.insert(position) {
+                    return Err(PyValueError::new_err(format!(
+                        "position {p} appears twice among the pairs"
                     )));
                 }
-                Ok((p as usize, self.id_at(p as usize, id)?))
+                Ok((position, self.id_at(position, id)?))
             })
             .collect()
     }

@@ -76,6 +76,11 @@ def test_bad_canvases_and_positions(small):
         m.commit([(1, 6)])
     with pytest.raises(ValueError, match="position 0 is not masked"):
         m.validate([(0, 1)])
+    # A bad pair after good ones: nothing is placed.
+    with pytest.raises(ValueError, match="position 0 is not masked"):
+        m.commit([(1, 2), (0, 1)])
+    with pytest.raises(ValueError, match="position 1 appears twice"):
+        m.commit([(1, 2), (1, 1)])
     # The matcher is still usable, and the canvas unchanged by the failed calls.
     assert m.canvas() == [0, None, None, None]
     assert m.allowed_tokens(1) == [0, 1, 2]
