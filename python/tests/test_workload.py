@@ -5,8 +5,8 @@ from `CanvasMatcher.fill_bitmask` must equal `lacuna mask`'s, id for id.
 
 A mask has a time limit (2 s), so where a position's mask leaves ids undecided what it
 decided depends on the machine's speed: such positions are only required to agree on what
-both decided (both sets of allowed ids hold only valid ids), and most positions asked here
-are decided in full."""
+both decided (both sets of allowed ids hold only valid ids), and at least half the positions
+asked here must be decided in full."""
 
 import json
 import random
@@ -118,4 +118,6 @@ def test_masks_equal_the_cli(qwen, lacuna_cli):
                         assert m.validate([(p, i)]) == 1, f"{cid} position {p} id {i}"
     finally:
         os.chdir(cwd)
-    assert exact >= compared * 2 // 3, f"only {exact} of {compared} positions decided in full"
+    # Here 12 of 17 are (C++ positions in the middle of a run are not, issue 12); the bound
+    # leaves room for a slower machine.
+    assert exact >= compared // 2, f"only {exact} of {compared} positions decided in full"
