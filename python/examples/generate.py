@@ -65,6 +65,29 @@ class RandomModel:
         return h @ self.out  # [length, V]
 
 
+def torch_model(numpy_model):
+    """The same stand-in as a PyTorch module (same weights), for a loop run on torch tensors
+    end to end: its logits come out as a torch tensor, as a real checkpoint's do."""
+    import torch
+
+    class RandomTorchModel(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = torch.nn.Embedding.from_pretrained(torch.from_numpy(numpy_model.embed))
+            self.position = torch.nn.Parameter(torch.from_numpy(numpy_model.position))
+            self.out = torch.nn.Parameter(torch.from_numpy(numpy_model.out))
+            self.mask_id = numpy_model.mask_id
+
+        @torch.no_grad()
+        def forward(self, canvas):
+            ids = torch.tensor([self.mask_id if t is None else t for t in canvas])
+            h = self.embed(ids) + self.position[: len(ids)]
+            h = h + h.mean(dim=0, keepdim=True)
+            return h @ self.out
+
+    return RandomTorchModel()
+
+
 def softmax(x):
     x = x - x.max(axis=-1, keepdims=True)
     e = np.exp(x)
@@ -82,9 +105,8 @@ def constrained(matcher, model, positions, use_torch=False):
         words = (matcher.vocab_size + 31) // 32
         bitmask = torch.zeros((len(positions), words), dtype=torch.int32)
         matcher.fill_bitmask(bitmask, positions)
-        as_tensor = torch.from_numpy(logits)
-        lacuna.apply_token_bitmask_inplace(as_tensor, bitmask)
-        logits = as_tensor.numpy()
+        lacuna.apply_token_bitmask_inplace(logits, bitmask)
+        logits = logits.numpy()
     else:
         bitmask = lacuna.allocate_token_bitmask(len(positions), matcher.vocab_size)
         matcher.fill_bitmask(bitmask, positions)
@@ -167,7 +189,8 @@ def main(argv=None):
     ap.add_argument("--steps", type=int, default=12)
     ap.add_argument("--block", type=int, default=8)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--torch", action="store_true", help="mask torch tensors (CPU)")
+    ap.add_argument("--torch", action="store_true",
+                    help="run the model and the masking on torch tensors (CPU)")
     args = ap.parse_args(argv)
 
     if args.schema:
@@ -178,6 +201,8 @@ def main(argv=None):
     tokenizer = lacuna.Tokenizer.from_file(args.tokenizer)
     matcher = lacuna.CanvasMatcher(grammar, tokenizer, args.length)
     model = RandomModel(tokenizer.vocab_size, args.length, seed=args.seed)
+    if args.torch:
+        model = torch_model(model)
     t0 = time.time()
     if args.style == "llada":
         llada_generate(matcher, model, args.steps, args.block, args.torch)
