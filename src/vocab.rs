@@ -123,6 +123,15 @@ pub enum VocabError {
         /// The vocabulary's size: one past its largest id.
         size: usize,
     },
+    /// The file could not be read: missing, a directory, or larger than
+    /// [`MAX_TOKENIZER_BYTES`] (a file that never ends, `/dev/zero`, is read no further).
+    #[error("cannot read tokenizer {path}: {reason}")]
+    Read {
+        /// The path given.
+        path: String,
+        /// The I/O error, or the limit it broke.
+        reason: String,
+    },
     /// Two tokens of `model.vocab` share an id.
     #[error("{source_name}: token id {id} appears twice")]
     DuplicateId {
@@ -177,6 +186,19 @@ impl Vocabulary {
             kinds,
             longest,
         }
+    }
+
+    /// [`Vocabulary::from_tokenizer_json`] on the file at `path`, read under
+    /// [`MAX_TOKENIZER_BYTES`].
+    pub fn from_tokenizer_file(path: &Path, eos: &[&str]) -> Result<Vocabulary, VocabError> {
+        let name = path.display().to_string();
+        let json = read_bounded(path, MAX_TOKENIZER_BYTES, "tokenizer files").map_err(|e| {
+            VocabError::Read {
+                path: name.clone(),
+                reason: e.to_string(),
+            }
+        })?;
+        Vocabulary::from_tokenizer_json(&json, eos, &name)
     }
 
     /// Reads a Hugging Face `tokenizer.json`; `source_name` names it in errors. End-of-output

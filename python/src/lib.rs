@@ -24,7 +24,7 @@ use lacuna::canvas::{Canvas, Cell};
 use lacuna::checker::{CheckVerdict, Checker};
 use lacuna::deadline::Deadline;
 use lacuna::grammar::schema::{compile_str, SchemaOptions};
-use lacuna::vocab::{TokenId, TokenKind, Vocabulary, MAX_TOKENIZER_BYTES, MAX_VOCAB};
+use lacuna::vocab::{TokenId, TokenKind, Vocabulary, MAX_VOCAB};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyIndexError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -158,18 +158,9 @@ impl Tokenizer {
         path: std::path::PathBuf,
         eos: Option<Vec<String>>,
     ) -> PyResult<Tokenizer> {
-        let path = &*path.to_string_lossy();
-        let vocab = py.detach(|| -> PyResult<Vocabulary> {
-            let meta = std::fs::metadata(path).map_err(|e| lacuna_error(format!("{path}: {e}")))?;
-            if meta.is_file() && meta.len() > MAX_TOKENIZER_BYTES {
-                return Err(lacuna_error(format!(
-                    "{path}: larger than {} MiB, the limit for tokenizer files",
-                    MAX_TOKENIZER_BYTES >> 20
-                )));
-            }
-            let bytes = std::fs::read(path).map_err(|e| lacuna_error(format!("{path}: {e}")))?;
-            Vocabulary::from_tokenizer_json(&bytes, &eos_names(&eos), path).map_err(lacuna_error)
-        })?;
+        let vocab = py
+            .detach(|| Vocabulary::from_tokenizer_file(&path, &eos_names(&eos)))
+            .map_err(lacuna_error)?;
         Ok(Tokenizer {
             vocab: Arc::new(vocab),
         })

@@ -42,6 +42,11 @@ def test_bad_grammars_name_what_and_where():
 def test_bad_tokenizers(tmp_path):
     with pytest.raises(lacuna.LacunaError, match="missing.json"):
         lacuna.Tokenizer.from_file(tmp_path / "missing.json")
+    # A file that never ends is read no further than the limit; a directory is named.
+    with pytest.raises(lacuna.LacunaError, match="/dev/zero.*larger than"):
+        lacuna.Tokenizer.from_file("/dev/zero")
+    with pytest.raises(lacuna.LacunaError, match="cannot read tokenizer"):
+        lacuna.Tokenizer.from_file(tmp_path)
     bad = tmp_path / "bad.json"
     bad.write_text('{"model": 3}')
     with pytest.raises(lacuna.LacunaError, match="not a tokenizer.json"):

@@ -57,14 +57,8 @@ pub fn open_input(file: Option<&str>) -> Result<Input, String> {
 /// Reads the vocabulary of a `tokenizer.json`; `eos` names its end-of-output tokens (the usual
 /// names when empty).
 pub fn load_vocabulary(path: &str, eos: &[String]) -> Result<Arc<Vocabulary>, String> {
-    let bytes = crate::vocab::read_bounded(
-        std::path::Path::new(path),
-        crate::vocab::MAX_TOKENIZER_BYTES,
-        "tokenizer files",
-    )
-    .map_err(|e| format!("cannot read tokenizer {path}: {e}"))?;
     let names: Vec<&str> = eos.iter().map(String::as_str).collect();
-    match Vocabulary::from_tokenizer_json(&bytes, &names, path) {
+    match Vocabulary::from_tokenizer_file(std::path::Path::new(path), &names) {
         Ok(v) => Ok(Arc::new(v)),
         Err(e @ VocabError::NoEos { .. }) => Err(format!("{e} with --eos NAME")),
         Err(e) => Err(e.to_string()),
