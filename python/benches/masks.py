@@ -12,11 +12,14 @@ position, with a warm matcher (its caches hold the canvas's chunks, as in a samp
 import argparse
 import os
 import statistics
+import sys
 import time
 
 import lacuna
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "python", "tests"))
+from greedy import greedy_encoder  # noqa: E402
 QWEN = os.path.join(ROOT, "tests", "data", "qwen-bpe", "tokenizer.json")
 
 DOCS = {
@@ -25,32 +28,12 @@ DOCS = {
 }
 
 
-def encoder(tok):
-    by_bytes = {}
-    for i in range(tok.vocab_size):
-        if tok.token_kind(i) == "text":
-            by_bytes.setdefault(tok.token_bytes(i), i)
-    longest = max(map(len, by_bytes))
-
-    def encode(data):
-        ids, at = [], 0
-        while at < len(data):
-            for n in range(min(longest, len(data) - at), 0, -1):
-                if data[at : at + n] in by_bytes:
-                    ids.append(by_bytes[data[at : at + n]])
-                    at += n
-                    break
-        return ids
-
-    return encode
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=200)
     args = ap.parse_args()
     tok = lacuna.Tokenizer.from_file(QWEN)
-    encode = encoder(tok)
+    encode = greedy_encoder(tok)
     print("| canvas | calls | Python wall median µs | Rust mask median µs | overhead |")
     print("| --- | --- | --- | --- | --- |")
     for name, doc in DOCS.items():

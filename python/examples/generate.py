@@ -132,32 +132,34 @@ def negative_entropy(probs):
     return (probs * np.log(np.clip(probs, 1e-30, None))).sum(axis=-1)
 
 
-def llada_generate(matcher, model, steps, block, use_torch=False):
-    length = matcher.length
-    blocks = [range(s, min(s + block, length)) for s in range(0, length, block)]
-    per_block = max(1, steps // len(blocks))
-    for b in blocks:
-        for step in range(per_block * 4):  # refused commits may need a few more steps
-            masked = [p for p in b if matcher.canvas()[p] is None]
-            if not masked:
-                break
-            positions, logits = constrained(matcher, model, masked, use_torch)
-            if not positions:
-                break
-            k = max(1, -(-len(masked) // max(1, per_block - step)))
-            commit_best(matcher, positions, logits, k, confidence)
-
-
-def dream_generate(matcher, model, steps, use_torch=False):
+def unmask(matcher, model, among, steps, score, use_torch):
+    """Fills the masked positions of `among` in about `steps` steps: each step predicts all
+    of them under their masks and commits the best-scored share (a refused commit stays
+    masked and is re-drawn, so a few more steps are allowed)."""
     for step in range(steps * 4):
-        masked = matcher.masked_positions()
+        canvas = matcher.canvas()
+        masked = [p for p in among if canvas[p] is None]
         if not masked:
             break
         positions, logits = constrained(matcher, model, masked, use_torch)
         if not positions:
             break
         k = max(1, -(-len(masked) // max(1, steps - step)))
-        commit_best(matcher, positions, logits, k, negative_entropy)
+        commit_best(matcher, positions, logits, k, score)
+
+
+def llada_generate(matcher, model, steps, block, use_torch=False):
+    """LLaDA: blocks left to right, each unmasked by confidence."""
+    length = matcher.length
+    blocks = [range(s, min(s + block, length)) for s in range(0, length, block)]
+    per_block = max(1, steps // len(blocks))
+    for b in blocks:
+        unmask(matcher, model, b, per_block, confidence, use_torch)
+
+
+def dream_generate(matcher, model, steps, use_torch=False):
+    """Dream: the whole canvas at once, unmasked by entropy."""
+    unmask(matcher, model, range(matcher.length), steps, negative_entropy, use_torch)
 
 
 def left_to_right(matcher, model, use_torch=False):

@@ -67,10 +67,7 @@ def apply_token_bitmask_inplace(logits, bitmask):
     vocab = logits.shape[-1]
     if bitmask.shape[-1] * 32 < vocab:
         width = bitmask.shape[-1] * 32
-        if _is_torch(logits):
-            logits[..., width:] = float("-inf")
-        else:
-            logits[..., width:] = -float("inf")
+        logits[..., width:] = float("-inf")
         vocab = width
     rows = 1 if len(logits.shape) == 1 else logits.shape[0]
     brows = 1 if len(bitmask.shape) == 1 else bitmask.shape[0]
@@ -87,7 +84,7 @@ def apply_token_bitmask_inplace(logits, bitmask):
     else:
         allowed = bitmask_to_bool(bitmask, vocab).reshape(logits[..., :vocab].shape)
         view = logits[..., :vocab]
-        view[~allowed] = -float("inf")
+        view[~allowed] = float("-inf")
 
 
 def tokenizer_from_huggingface(tokenizer, eos=None):

@@ -24,7 +24,7 @@ use lacuna::canvas::{Canvas, Cell};
 use lacuna::checker::{CheckVerdict, Checker};
 use lacuna::deadline::Deadline;
 use lacuna::grammar::schema::{compile_str, SchemaOptions};
-use lacuna::vocab::{TokenId, TokenKind, Vocabulary, MAX_VOCAB};
+use lacuna::vocab::{TokenId, TokenKind, TokenMask, Vocabulary, MAX_VOCAB};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyIndexError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -410,13 +410,7 @@ impl CanvasMatcher {
         row0: usize,
     ) -> PyResult<()> {
         let view = bitmask_view(bitmask, self.vocab.len())?;
-        if row0 + positions.len() > view.rows {
-            return Err(PyIndexError::new_err(format!(
-                "rows {row0}..{} do not fit a bitmask of {} rows",
-                row0 + positions.len(),
-                view.rows
-            )));
-        }
+        view.check_rows(row0, positions.len())?;
         let positions = self.positions(&positions)?;
         let masks = py.detach(|| self.masks(&positions))?;
         write_rows(&view, row0, &masks)
@@ -426,7 +420,7 @@ impl CanvasMatcher {
     fn allowed_tokens(&mut self, py: Python<'_>, position: i64) -> PyResult<Vec<TokenId>> {
         let positions = self.positions(&[position])?;
         let masks = py.detach(|| self.masks(&positions))?;
-        Ok(ids_of_words(&masks[0]))
+        Ok(masks[0].ids().collect())
     }
 
     /// How many of `pairs` (position, id), placed in order, keep the canvas completable: the
@@ -452,17 +446,11 @@ impl CanvasMatcher {
 
     /// Masks `positions` again (a remasking sampler takes tokens back).
     fn retract(&mut self, positions: Vec<i64>) -> PyResult<()> {
-        let len = self.canvas.len();
-        let mut ps = Vec::with_capacity(positions.len());
-        for p in positions {
-            if p < 0 || p as usize >= len {
-                return Err(PyIndexError::new_err(format!(
-                    "position {p} is outside the canvas ({len} positions)"
-                )));
-            }
-            ps.push(p as usize);
-        }
-        self.canvas.retract(&ps);
+        let positions = positions
+            .iter()
+            .map(|&p| self.in_canvas(p))
+            .collect::<PyResult<Vec<_>>>()?;
+        self.canvas.retract(&positions);
         Ok(())
     }
 
@@ -544,21 +532,28 @@ impl CanvasMatcher {
         Ok(id as TokenId)
     }
 
-    fn positions(&self, positions: &[i64]) -> PyResult<Vec<usize>> {
+    /// `p` as an index of the canvas.
+    fn in_canvas(&self, p: i64) -> PyResult<usize> {
         let len = self.canvas.len();
+        if p < 0 || p as usize >= len {
+            return Err(PyIndexError::new_err(format!(
+                "position {p} is outside the canvas ({len} positions)"
+            )));
+        }
+        Ok(p as usize)
+    }
+
+    /// `positions` as indices of masked positions of the canvas.
+    fn positions(&self, positions: &[i64]) -> PyResult<Vec<usize>> {
         positions
             .iter()
             .map(|&p| {
-                if p < 0 || p as usize >= len {
-                    return Err(PyIndexError::new_err(format!(
-                        "position {p} is outside the canvas ({len} positions)"
-                    )));
-                }
-                match self.canvas.cells[p as usize] {
+                let at = self.in_canvas(p)?;
+                match self.canvas.cells[at] {
                     Some(id) => Err(PyValueError::new_err(format!(
                         "position {p} is not masked (it holds token {id})"
                     ))),
-                    None => Ok(p as usize),
+                    None => Ok(at),
                 }
             })
             .collect()
@@ -590,8 +585,8 @@ impl CanvasMatcher {
         self.checker.set_deadline(deadline);
     }
 
-    /// The mask words of each position (checked masked beforehand).
-    fn masks(&mut self, positions: &[usize]) -> PyResult<Vec<Vec<u32>>> {
+    /// The mask of each position (checked masked beforehand).
+    fn masks(&mut self, positions: &[usize]) -> PyResult<Vec<TokenMask>> {
         self.arm_deadline();
         let mut out = Vec::with_capacity(positions.len());
         for &p in positions {
@@ -602,22 +597,10 @@ impl CanvasMatcher {
             self.stats.masks += 1;
             self.stats.mask_micros += allowed.micros;
             self.stats.unknown_ids += allowed.unknown as u64;
-            out.push(allowed.mask.words().to_vec());
+            out.push(allowed.mask);
         }
         Ok(out)
     }
-}
-
-fn ids_of_words(words: &[u32]) -> Vec<TokenId> {
-    let mut out = Vec::new();
-    for (i, &w) in words.iter().enumerate() {
-        let mut w = w;
-        while w != 0 {
-            out.push(i as TokenId * 32 + w.trailing_zeros());
-            w &= w - 1;
-        }
-    }
-    out
 }
 
 /// A caller's bitmask array, checked: two dimensions of 32-bit integers, at least
@@ -630,6 +613,20 @@ struct BitmaskView<'py> {
     rows: usize,
     width: usize,
     _owner: Bound<'py, PyAny>,
+}
+
+impl BitmaskView<'_> {
+    /// Whether rows `row0 .. row0 + n` exist: checked before any mask is computed.
+    fn check_rows(&self, row0: usize, n: usize) -> PyResult<()> {
+        if row0 + n > self.rows {
+            return Err(PyIndexError::new_err(format!(
+                "rows {row0}..{} do not fit a bitmask of {} rows",
+                row0 + n,
+                self.rows
+            )));
+        }
+        Ok(())
+    }
 }
 
 const BITMASK_SHAPE: &str = "an int32 array of shape [rows, ceil(vocab_size / 32)]";
@@ -695,16 +692,11 @@ fn bitmask_view<'py>(bitmask: &Bound<'py, PyAny>, vocab: usize) -> PyResult<Bitm
 }
 
 /// Writes `masks[i]` into row `row0 + i` of `view`, zeroing the rest of the row.
-fn write_rows(view: &BitmaskView<'_>, row0: usize, masks: &[Vec<u32>]) -> PyResult<()> {
-    if row0 + masks.len() > view.rows {
-        return Err(PyIndexError::new_err(format!(
-            "rows {row0}..{} do not fit a bitmask of {} rows",
-            row0 + masks.len(),
-            view.rows
-        )));
-    }
+fn write_rows(view: &BitmaskView<'_>, row0: usize, masks: &[TokenMask]) -> PyResult<()> {
+    view.check_rows(row0, masks.len())?;
     let base = view.ptr as *mut u32;
-    for (i, words) in masks.iter().enumerate() {
+    for (i, mask) in masks.iter().enumerate() {
+        let words = mask.words();
         let n = words.len().min(view.width);
         // SAFETY: `bitmask_view` checked a writable, C-contiguous, 2-D array of 4-byte items,
         // `rows × width` of them from `ptr`; row `row0 + i` lies within it (checked above).
@@ -749,14 +741,9 @@ fn fill_bitmasks(
         return Ok(());
     };
     let view = bitmask_view(bitmask, vocab)?;
-    let rows = view.rows;
     for (i, (_, positions, row0)) in work.iter().enumerate() {
-        if row0 + positions.len() > rows {
-            return Err(PyIndexError::new_err(format!(
-                "item {i}: rows {row0}..{} do not fit a bitmask of {rows} rows",
-                row0 + positions.len()
-            )));
-        }
+        view.check_rows(*row0, positions.len())
+            .map_err(|e| PyIndexError::new_err(format!("item {i}: {}", e.value(py))))?;
     }
     let threads = threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
@@ -765,7 +752,7 @@ fn fill_bitmasks(
         .iter_mut()
         .map(|(m, p, _)| (&mut **m, p.as_slice()))
         .collect();
-    let results: Vec<PyResult<Vec<Vec<u32>>>> = py.detach(|| {
+    let results: Vec<PyResult<Vec<TokenMask>>> = py.detach(|| {
         let per = jobs.len().div_ceil(threads);
         std::thread::scope(|s| {
             let handles: Vec<_> = jobs
