@@ -16,21 +16,21 @@ distributions and nothing needs repair afterwards:
 Committing k tokens in one step is joint: ``commit`` re-checks each pair after the earlier
 ones; a refused pair stays masked and is re-drawn from its recomputed mask next step.
 
-The model here is a stand-in with random weights (NumPy), so the example runs anywhere in
-seconds; every output is still valid, because validity comes from the masks. With a real
-checkpoint the loop is the same, only ``logits`` comes from the model (PyTorch shown)::
+By default the model is a stand-in with random weights (NumPy), so the example runs anywhere
+in seconds; every output is still valid, because validity comes from the masks. With
+``--model DIR`` it is a real LLaDA or Dream checkpoint folder (``GSAI-ML/LLaDA-8B-Instruct``,
+``Dream-org/Dream-v0-Instruct-7B``, as downloaded), run in PyTorch by ``models.py`` (torch,
+safetensors and tokenizers needed; no ``transformers``): the prompt (in the family's chat
+template with ``--chat``) comes first, then the canvas, masks as the model's mask id; the loop
+is the same, only ``logits`` comes from the model::
 
-    from transformers import AutoModel, AutoTokenizer
-    model = AutoModel.from_pretrained("GSAI-ML/LLaDA-8B-Instruct", trust_remote_code=True)
-    hf = AutoTokenizer.from_pretrained("GSAI-ML/LLaDA-8B-Instruct")
-    tokenizer = lacuna.tokenizer_from_huggingface(hf)
-    ...
-    ids = prompt_ids + [mask_id if t is None else t for t in matcher.canvas()]
-    logits = model(torch.tensor([ids])).logits[0, len(prompt_ids):]   # [length, V]
-    # (Dream predicts position i from i - 1: shift its logits right by one.)
-    lacuna.apply_token_bitmask_inplace(logits[positions], torch.from_numpy(bitmask))
+    ids = prompt_ids + [model.mask_id if t is None else t for t in matcher.canvas()]
+    logits = model(torch.tensor([ids], device="cuda"))[0, len(prompt_ids):]   # [length, V]
+    lacuna.apply_token_bitmask_inplace(logits[positions], bitmask)  # bitmask moved to cuda
 
 Run:  python examples/generate.py --style llada --grammar json --length 24
+      python examples/generate.py --model ~/LLaDA-8B-Instruct --chat --device cuda \
+          --dtype bfloat16 --prompt "A JSON object describing a cat:" --length 64 --steps 64
 """
 
 import argparse
@@ -88,6 +88,53 @@ def torch_model(numpy_model):
     return RandomTorchModel()
 
 
+CHAT = {
+    "llada": "<|startoftext|><|start_header_id|>user<|end_header_id|>\n\n{}<|eot_id|>"
+             "<|start_header_id|>assistant<|end_header_id|>\n\n",
+    "dream": "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n"
+             "<|im_start|>user\n{}<|im_end|>\n<|im_start|>assistant\n",
+}
+
+
+class CheckpointModel:
+    """A LLaDA or Dream model (``models.DiffusionModel``) as the loops call a model: the
+    prompt's ids, then the canvas with masks as the model's mask id; the logits of the canvas's
+    positions (a torch tensor on the model's device)."""
+
+    def __init__(self, model, prompt_ids):
+        self.model = model
+        self.prompt = list(prompt_ids)
+        self.device = next(iter(model.w.values())).device
+        self.calls = 0
+
+    def __call__(self, canvas):
+        import torch
+
+        ids = self.prompt + [self.model.mask_id if t is None else t for t in canvas]
+        self.calls += 1
+        return self.model(torch.tensor([ids], device=self.device))[0, len(self.prompt):]
+
+
+def load_checkpoint(args):
+    """The model, lacuna tokenizer and prompt ids of ``--model``."""
+    import torch
+    from tokenizers import Tokenizer as HFTokenizer
+
+    sys.path.insert(0, HERE)
+    import models
+
+    model = models.load(args.model, device=args.device, dtype=getattr(torch, args.dtype))
+    path = args.tokenizer or os.path.join(args.model, "tokenizer.json")
+    hf = HFTokenizer.from_file(path)
+    # The config's end of output, and the end-of-turn tokens instruct models end with.
+    eos = [hf.id_to_token(model.eos_id)] + args.eos + ["<|eot_id|>", "<|im_end|>", "<|endoftext|>"]
+    eos = list(dict.fromkeys(e for e in eos if e and hf.token_to_id(e) is not None))
+    tokenizer = lacuna.Tokenizer.from_file(path, eos)
+    text = CHAT[model.family.name].format(args.prompt) if args.chat else args.prompt
+    prompt_ids = hf.encode(text, add_special_tokens=False).ids
+    return CheckpointModel(model, prompt_ids), tokenizer, model.vocab_size
+
+
 def softmax(x):
     x = x - x.max(axis=-1, keepdims=True)
     e = np.exp(x)
@@ -106,7 +153,7 @@ def constrained(matcher, model, positions, use_torch=False):
         bitmask = torch.zeros((len(positions), words), dtype=torch.int32)
         matcher.fill_bitmask(bitmask, positions)
         lacuna.apply_token_bitmask_inplace(logits, bitmask)
-        logits = logits.numpy()
+        logits = logits.float().cpu().numpy()
     else:
         bitmask = lacuna.allocate_token_bitmask(len(positions), matcher.vocab_size)
         matcher.fill_bitmask(bitmask, positions)
@@ -186,7 +233,13 @@ def main(argv=None):
     ap.add_argument("--style", choices=["llada", "dream", "ar"], default="llada")
     ap.add_argument("--grammar", default="json", help="a lacuna grammar spec (json, smiles, ...)")
     ap.add_argument("--schema", help="a JSON Schema file instead of --grammar")
-    ap.add_argument("--tokenizer", default=QWEN, help="a tokenizer.json")
+    ap.add_argument("--tokenizer", help="a tokenizer.json (default: the model's, else Qwen's)")
+    ap.add_argument("--model", help="a LLaDA or Dream checkpoint folder (needs torch)")
+    ap.add_argument("--prompt", default="", help="with --model: the text before the canvas")
+    ap.add_argument("--chat", action="store_true", help="with --model: the family's chat template")
+    ap.add_argument("--eos", action="append", default=[], help="with --model: more end tokens")
+    ap.add_argument("--device", default="cpu", help="with --model: cpu, cuda, ...")
+    ap.add_argument("--dtype", default="float32", choices=["float32", "bfloat16", "float16"])
     ap.add_argument("--length", type=int, default=24)
     ap.add_argument("--steps", type=int, default=12)
     ap.add_argument("--block", type=int, default=8)
@@ -200,11 +253,16 @@ def main(argv=None):
             grammar = lacuna.Grammar.from_json_schema(f.read())
     else:
         grammar = lacuna.Grammar.from_spec(args.grammar)
-    tokenizer = lacuna.Tokenizer.from_file(args.tokenizer)
-    matcher = lacuna.CanvasMatcher(grammar, tokenizer, args.length)
-    model = RandomModel(tokenizer.vocab_size, args.length, seed=args.seed)
-    if args.torch:
-        model = torch_model(model)
+    if args.model:
+        model, tokenizer, width = load_checkpoint(args)
+        args.torch = True
+    else:
+        tokenizer = lacuna.Tokenizer.from_file(args.tokenizer or QWEN)
+        width = tokenizer.vocab_size
+        model = RandomModel(width, args.length, seed=args.seed)
+        if args.torch:
+            model = torch_model(model)
+    matcher = lacuna.CanvasMatcher(grammar, tokenizer, args.length, vocab_size=width)
     t0 = time.time()
     if args.style == "llada":
         llada_generate(matcher, model, args.steps, args.block, args.torch)

@@ -67,7 +67,11 @@ class CanvasMatcher:
     def canvas(self) -> List[Optional[int]]: ...
     def masked_positions(self) -> List[int]: ...
     def reset(self) -> None:
-        """Masks every position again."""
+        """Masks every position again (and clears an error)."""
+    def is_error(self) -> bool:
+        """Whether a call found that the canvas cannot be completed."""
+    def get_error(self) -> Optional[str]:
+        """Why the canvas cannot be completed; None when no call has found that."""
     def set_timeout_ms(self, ms: Optional[int]) -> None:
         """Later calls give up after `ms` of work (answers unknown); None: no limit."""
     def fill_bitmask(self, bitmask: Any, positions: Sequence[int], row0: int = 0) -> None:
@@ -79,7 +83,7 @@ class CanvasMatcher:
     def commit(self, pairs: Sequence[Tuple[int, int]]) -> int:
         """`validate`, placing the accepted pairs."""
     def retract(self, positions: Sequence[int]) -> None:
-        """Masks positions again."""
+        """Masks positions again (and clears an error)."""
     def is_completable(self) -> Optional[bool]:
         """None when a budget or the timeout ran out."""
     def completion(self) -> Optional[bytes]:

@@ -287,6 +287,13 @@ struct Stats {
 /// of the output. An id is in a position's mask iff placing it there keeps the canvas
 /// completable; ids the checker could not decide within its budgets are left out and counted
 /// in `stats["unknown_ids"]` (never a guess).
+///
+/// A canvas that cannot be completed (tokens placed by `set_canvas` that no filling can
+/// finish) is kept in the matcher's state, as llguidance's matchers keep theirs, rather than
+/// raised in the middle of a sampling loop: the call that finds it answers truthfully (empty
+/// mask rows, `False`, `None`) and records why (`is_error()`, `get_error()`); later calls that
+/// compute raise `LacunaError` with that reason until `set_canvas`, `retract` or `reset`
+/// change the canvas.
 #[pyclass(module = "lacuna")]
 struct CanvasMatcher {
     checker: Checker,
@@ -294,6 +301,8 @@ struct CanvasMatcher {
     canvas: TokenCanvas,
     timeout: Option<Duration>,
     stats: Stats,
+    /// Why the canvas cannot be completed, once a call has found that it cannot.
+    error: Option<String>,
 }
 
 #[pymethods]
@@ -341,6 +350,7 @@ impl CanvasMatcher {
             canvas: TokenCanvas::masked(length),
             timeout: None,
             stats: Stats::default(),
+            error: None,
         })
     }
 
@@ -373,6 +383,7 @@ impl CanvasMatcher {
             });
         }
         self.canvas = TokenCanvas::new(cells);
+        self.error = None;
         Ok(())
     }
 
@@ -389,6 +400,17 @@ impl CanvasMatcher {
     /// Masks every position again.
     fn reset(&mut self) {
         self.canvas = TokenCanvas::masked(self.canvas.len());
+        self.error = None;
+    }
+
+    /// Whether a call found that the canvas cannot be completed (see `get_error`).
+    fn is_error(&self) -> bool {
+        self.error.is_some()
+    }
+
+    /// Why the canvas cannot be completed, if a call found that it cannot; `None` otherwise.
+    fn get_error(&self) -> Option<String> {
+        self.error.clone()
     }
 
     /// Every later call gives up after `ms` milliseconds of work (its answers `unknown`:
@@ -409,6 +431,7 @@ impl CanvasMatcher {
         positions: Vec<i64>,
         row0: usize,
     ) -> PyResult<()> {
+        self.ensure_usable()?;
         let view = bitmask_view(bitmask, self.vocab.len())?;
         view.check_rows(row0, positions.len())?;
         let positions = self.positions(&positions)?;
@@ -418,6 +441,7 @@ impl CanvasMatcher {
 
     /// The ids allowed at masked `position`, ascending.
     fn allowed_tokens(&mut self, py: Python<'_>, position: i64) -> PyResult<Vec<TokenId>> {
+        self.ensure_usable()?;
         let positions = self.positions(&[position])?;
         let masks = py.detach(|| self.masks(&positions))?;
         Ok(masks[0].ids().collect())
@@ -426,6 +450,7 @@ impl CanvasMatcher {
     /// How many of `pairs` (position, id), placed in order, keep the canvas completable: the
     /// first `n` are accepted, the next (if any) is not. The canvas is not changed.
     fn validate(&mut self, py: Python<'_>, pairs: Vec<(i64, i64)>) -> PyResult<usize> {
+        self.ensure_usable()?;
         let pairs = self.pairs(&pairs)?;
         self.arm_deadline();
         let n = py.detach(|| self.checker.validate(&self.canvas, &pairs));
@@ -436,6 +461,7 @@ impl CanvasMatcher {
     /// [`validate`](Self::validate), placing the accepted pairs on the canvas; returns how
     /// many were placed.
     fn commit(&mut self, py: Python<'_>, pairs: Vec<(i64, i64)>) -> PyResult<usize> {
+        self.ensure_usable()?;
         let pairs = self.pairs(&pairs)?;
         self.arm_deadline();
         let (checker, canvas) = (&mut self.checker, &mut self.canvas);
@@ -451,6 +477,7 @@ impl CanvasMatcher {
             .map(|&p| self.in_canvas(p))
             .collect::<PyResult<Vec<_>>>()?;
         self.canvas.retract(&positions);
+        self.error = None;
         Ok(())
     }
 
@@ -458,6 +485,7 @@ impl CanvasMatcher {
     /// where it may end) so that the output is a word of the grammar; `None` if a budget or
     /// the timeout ran out first.
     fn is_completable(&mut self, py: Python<'_>) -> PyResult<Option<bool>> {
+        self.ensure_usable()?;
         self.arm_deadline();
         let check = py
             .detach(|| self.checker.check_tokens(&self.canvas))
@@ -465,7 +493,11 @@ impl CanvasMatcher {
         self.stats.checks += 1;
         Ok(match check.verdict {
             CheckVerdict::Completable => Some(true),
-            CheckVerdict::NotCompletable => Some(false),
+            CheckVerdict::NotCompletable => {
+                self.error =
+                    Some("is_completable() found no filling of the masked positions".into());
+                Some(false)
+            }
             CheckVerdict::Unknown => None,
         })
     }
@@ -475,6 +507,7 @@ impl CanvasMatcher {
     /// filler, not a model's); `None` if the canvas's text cannot be completed. Raises
     /// `LacunaError` when a budget or the timeout runs out.
     fn completion<'py>(&mut self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyBytes>>> {
+        self.ensure_usable()?;
         let mut cells = Vec::with_capacity(self.canvas.len());
         for (position, cell) in self.canvas.cells.iter().enumerate() {
             cells.push(match cell {
@@ -494,7 +527,10 @@ impl CanvasMatcher {
         let text = py.detach(|| self.checker.complete(&Canvas { cells }));
         match text {
             Ok(Some(bytes)) => Ok(Some(PyBytes::new(py, &bytes))),
-            Ok(None) => Ok(None),
+            Ok(None) => {
+                self.error = Some("completion() found no text that completes the canvas".into());
+                Ok(None)
+            }
             Err(e) => Err(lacuna_error(format!("completion: {e}"))),
         }
     }
@@ -513,15 +549,30 @@ impl CanvasMatcher {
 
     fn __repr__(&self) -> String {
         format!(
-            "<lacuna.CanvasMatcher: {} positions, {} masked, {} ids>",
+            "<lacuna.CanvasMatcher: {} positions, {} masked, {} ids{}>",
             self.canvas.len(),
             self.canvas.masked_positions().len(),
-            self.vocab.len()
+            self.vocab.len(),
+            if self.error.is_some() {
+                ", in error"
+            } else {
+                ""
+            }
         )
     }
 }
 
 impl CanvasMatcher {
+    /// An error naming why the canvas cannot be completed, once a call has found that.
+    fn ensure_usable(&self) -> PyResult<()> {
+        match &self.error {
+            None => Ok(()),
+            Some(why) => Err(LacunaError::new_err(format!(
+                "the canvas cannot be completed ({why}); call set_canvas, retract or reset to go on"
+            ))),
+        }
+    }
+
     fn id_at(&self, position: usize, id: i64) -> PyResult<TokenId> {
         if id < 0 || id as usize >= self.vocab.len() {
             return Err(PyValueError::new_err(format!(
@@ -597,6 +648,11 @@ impl CanvasMatcher {
             self.stats.masks += 1;
             self.stats.mask_micros += allowed.micros;
             self.stats.unknown_ids += allowed.unknown as u64;
+            // A completable canvas has a filling with one token at `p`, and that token is in
+            // the mask; so an empty mask with nothing undecided means no filling exists.
+            if allowed.mask.is_empty() && allowed.unknown == 0 && self.error.is_none() {
+                self.error = Some(format!("no token is valid at position {p}"));
+            }
             out.push(allowed.mask);
         }
         Ok(out)
@@ -728,6 +784,8 @@ fn fill_bitmasks(
         let m = matcher.try_borrow_mut().map_err(|_| {
             PyValueError::new_err(format!("item {i}: this matcher appears more than once"))
         })?;
+        m.ensure_usable()
+            .map_err(|e| LacunaError::new_err(format!("item {i}: {}", e.value(py))))?;
         if *vocab.get_or_insert(m.vocab.len()) != m.vocab.len() {
             return Err(PyValueError::new_err(format!(
                 "item {i}: its matcher's vocab_size {} differs from the first's",

@@ -51,8 +51,11 @@ def test_many_canvases_on_threads_equal_one_by_one():
         rows += len(m.masked_positions())
     together = lacuna.allocate_token_bitmask(rows, tok.vocab_size)
     lacuna.fill_bitmasks(items, together, threads=3)
+    # `[□,□` cannot be closed in four tokens: that matcher, and only it, is in error.
+    assert [m.is_error() for m in matchers] == [False, False, False, True, False]
     alone = lacuna.allocate_token_bitmask(rows, tok.vocab_size)
     for m, positions, row0 in items:
+        m.set_canvas(m.canvas())  # clears the error
         m.fill_bitmask(alone, positions, row0)
     assert (together == alone).all()
     assert together.any()

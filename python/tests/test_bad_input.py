@@ -118,3 +118,52 @@ def test_bad_bitmasks(small):
     assert np.flatnonzero(lacuna.bitmask_to_bool(wide, 40)[0]).tolist() == m.allowed_tokens(1)
     with pytest.raises(ValueError, match="more than once"):
         lacuna.fill_bitmasks([(m, [1], 0), (m, [2], 1)], np.zeros((2, 2), dtype=np.int32))
+
+
+def test_a_canvas_that_cannot_be_completed_is_kept_in_state(small):
+    """Found mid-loop, it is answered truthfully and recorded, not raised; the calls after it
+    raise with the reason until the canvas changes."""
+    grammar, tok = small
+    m = lacuna.CanvasMatcher(grammar, tok, 4)
+    other = lacuna.CanvasMatcher(grammar, tok, 4)
+    m.set_canvas([1, None, None, None])  # `]` first: no JSON document starts so
+    assert not m.is_error() and m.get_error() is None
+    bitmask = lacuna.allocate_token_bitmask(3, tok.vocab_size)
+    bitmask[:] = -1
+    m.fill_bitmask(bitmask, [1, 2, 3])
+    assert not bitmask.any(), "the truthful answer: no id at any position"
+    assert m.is_error()
+    assert m.get_error() == "no token is valid at position 1"
+    assert "in error" in repr(m)
+    for call in [
+        lambda: m.fill_bitmask(bitmask, [1]),
+        lambda: m.allowed_tokens(2),
+        lambda: m.validate([(1, 0)]),
+        lambda: m.commit([(1, 0)]),
+        lambda: m.is_completable(),
+        lambda: m.completion(),
+        lambda: lacuna.fill_bitmasks([(other, [0], 0), (m, [1], 1)], bitmask),
+    ]:
+        with pytest.raises(lacuna.LacunaError, match=r"cannot be completed \(no token is valid at position 1\); call set_canvas"):
+            call()
+    with pytest.raises(lacuna.LacunaError, match="item 1"):
+        lacuna.fill_bitmasks([(other, [0], 0), (m, [1], 1)], bitmask)
+    # What does not compute still answers.
+    assert m.canvas() == [1, None, None, None] and m.masked_positions() == [1, 2, 3]
+    # Changing the canvas clears the state, each way.
+    m.retract([0])
+    assert not m.is_error() and m.allowed_tokens(0) == [0, 2]
+    m.set_canvas([1, None, None, None])
+    assert m.is_completable() is False and m.is_error()
+    m.reset()
+    assert not m.is_error() and m.is_completable() is True
+
+
+def test_an_undecided_mask_is_not_an_error(small):
+    grammar, tok = small
+    m = lacuna.CanvasMatcher(grammar, tok, 4)
+    m.set_timeout_ms(0)  # every id runs out of time: left out of the mask, counted
+    assert m.allowed_tokens(0) == []
+    assert m.stats["unknown_ids"] > 0
+    assert not m.is_error()
+    assert m.is_completable() is None and not m.is_error()

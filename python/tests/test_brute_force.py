@@ -110,9 +110,21 @@ def test_masks_equal_brute_force(small, seed):
         for r, p in enumerate(masked, start=1):
             got = set(np.flatnonzero(rows[r]).tolist())
             assert got == expected[p], (canvas, p, got, expected[p])
-            assert m.allowed_tokens(p) == sorted(expected[p])
         assert m.stats["unknown_ids"] == 0
-        assert m.is_completable() == any(expected[p] for p in masked)
+        # A canvas no filling completes puts the matcher in its error state, and only then.
+        completable = any(expected[p] for p in masked)
+        assert m.is_error() == (not completable), (canvas, m.get_error())
+        if completable:
+            for p in masked:
+                assert m.allowed_tokens(p) == sorted(expected[p])
+            assert m.is_completable() is True
+        else:
+            with pytest.raises(lacuna.LacunaError, match="no token is valid at position"):
+                m.allowed_tokens(masked[0])
+            m.set_canvas(canvas)
+            assert not m.is_error()
+            assert m.is_completable() is False
+            assert m.is_error()
 
 
 def test_commit_places_what_validate_accepts(small):
@@ -134,4 +146,9 @@ def test_commit_places_what_validate_accepts(small):
     assert m.canvas() == ids("[", None, None, None, "]")
     m.set_canvas(ids("[", ":", None, None, "]"))
     assert m.is_completable() is False
+    assert "is_completable" in m.get_error()
+    with pytest.raises(lacuna.LacunaError, match="cannot be completed"):
+        m.completion()
+    m.set_canvas(ids("[", ":", None, None, "]"))
     assert m.completion() is None
+    assert m.is_error()
