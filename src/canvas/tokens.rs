@@ -115,6 +115,14 @@ pub enum TokenCanvasError {
         /// The token placed there.
         id: TokenId,
     },
+    /// A text's hole kinds do not match its holes.
+    #[error("the text has {holes} holes but {kinds} hole kinds were given")]
+    HoleKinds {
+        /// Holes in the text.
+        holes: usize,
+        /// Kinds given.
+        kinds: usize,
+    },
     /// The checker was built without a vocabulary, so it cannot read token ids.
     #[error("the checker has no vocabulary: build it with one for token canvases")]
     NoVocabulary,

@@ -196,8 +196,13 @@ impl Checker {
             open_hole: Some(hole),
         } = read_tokens(canvas, &vocab, Some(position))?
         {
-            let by =
-                self.text_tokens_allowed(canvas, position, &text, &kinds, hole as u32, &mut out);
+            let by = self.text_tokens_allowed(
+                Placement::Canvas(canvas, position),
+                &text,
+                &kinds,
+                hole as u32,
+                &mut out,
+            );
             if let Err(TooLarge) = by {
                 out.unknown += vocab.text_ids().count();
             }
@@ -219,8 +224,7 @@ impl Checker {
     /// effect.
     fn text_tokens_allowed(
         &mut self,
-        canvas: &TokenCanvas,
-        position: usize,
+        placement: Placement<'_>,
         text: &HoleyText,
         kinds: &[HoleKind],
         hole: u32,
@@ -287,12 +291,18 @@ impl Checker {
                 continue;
             }
             out.checks += 1;
-            // The canvas was read already, so this check cannot fail; if it did, the effect
-            // would count as unknown, never as a guess.
-            let one = canvas.with(position, tokens[0]);
-            let verdict = self
-                .check_tokens_in_place(&one)
-                .map_or(CheckVerdict::Unknown, |c| c.verdict);
+            let verdict = match placement {
+                // The canvas was read already, so this check cannot fail; if it did, the
+                // effect would count as unknown, never as a guess.
+                Placement::Canvas(canvas, position) => self
+                    .check_tokens_in_place(&canvas.with(position, tokens[0]))
+                    .map_or(CheckVerdict::Unknown, |c| c.verdict),
+                Placement::Text => {
+                    let bytes = self.vocab().map(|v| v.bytes(tokens[0]).to_vec());
+                    let bytes = bytes.unwrap_or_default();
+                    self.check_placed_in_text(text, kinds, hole as usize, &bytes)
+                }
+            };
             work += self.searcher.stats().work;
             self.tally(out, verdict, tokens.iter().copied());
         }
@@ -333,6 +343,85 @@ impl Checker {
             CheckVerdict::Completable => ids.for_each(|id| out.mask.insert(id)),
             CheckVerdict::NotCompletable => {}
             CheckVerdict::Unknown => out.unknown += ids.count(),
+        }
+    }
+
+    /// The text tokens that may fill hole `hole` of `text` (a hole of one token), the other
+    /// holes read as `kinds` says: the mask of a position whose surroundings are text, not
+    /// token ids. A fill-in-the-middle frontier is one: the token, then any text, then the
+    /// suffix (see [`crate::infill`]). End-of-output ids are never in it. Exact as
+    /// [`Checker::allowed`] is, and under the same budgets and time limit.
+    pub fn allowed_in_text(
+        &mut self,
+        text: &HoleyText,
+        kinds: &[HoleKind],
+        hole: usize,
+    ) -> Result<Allowed, TokenCanvasError> {
+        if kinds.len() != text.num_holes() {
+            return Err(TokenCanvasError::HoleKinds {
+                holes: text.num_holes(),
+                kinds: kinds.len(),
+            });
+        }
+        if hole >= kinds.len() {
+            return Err(TokenCanvasError::PositionOutOfRange {
+                position: hole,
+                len: kinds.len(),
+            });
+        }
+        let t0 = Instant::now();
+        let caller = self.deadline.clone();
+        if let Some(limit) = self.budgets.mask_deadline {
+            self.set_deadline(caller.no_later_than(t0 + limit));
+        }
+        self.evict_if_crowded();
+        let vocab = self.vocab()?;
+        let mut kinds = kinds.to_vec();
+        kinds[hole] = HoleKind::Token;
+        let mut out = Allowed {
+            position: hole,
+            mask: TokenMask::new(vocab.len()),
+            unknown: 0,
+            effects: 0,
+            checks: 0,
+            by_checks: false,
+            micros: 0,
+        };
+        let by = self.text_tokens_allowed(Placement::Text, text, &kinds, hole as u32, &mut out);
+        if let Err(TooLarge) = by {
+            out.unknown += vocab.text_ids().count();
+        }
+        self.set_deadline(caller);
+        out.micros = t0.elapsed().as_micros() as u64;
+        Ok(out)
+    }
+
+    /// Whether `text` with `bytes` in hole `hole` (and the other holes read as `kinds` says)
+    /// is completable.
+    fn check_placed_in_text(
+        &mut self,
+        text: &HoleyText,
+        kinds: &[HoleKind],
+        hole: usize,
+        bytes: &[u8],
+    ) -> CheckVerdict {
+        let mut chunks = text.chunks.clone();
+        let right = chunks.remove(hole + 1);
+        chunks[hole].extend_from_slice(bytes);
+        chunks[hole].extend_from_slice(&right);
+        let mut kinds = kinds.to_vec();
+        kinds.remove(hole);
+        let text = HoleyText { chunks };
+        let built = self
+            .lexer
+            .automaton_of_kinds(&text, &kinds)
+            .or_else(|TooLarge| {
+                self.lexer
+                    .automaton_of_kinds(&text, &loosened(&kinds, None))
+            });
+        match built {
+            Err(_) => CheckVerdict::Unknown,
+            Ok(dfa) => self.search(&dfa, false),
         }
     }
 
@@ -395,6 +484,15 @@ impl Checker {
         }
         Ok(pairs.len())
     }
+}
+
+/// Where the one-check-per-effect fallback of a mask places a token.
+#[derive(Copy, Clone)]
+enum Placement<'a> {
+    /// At a masked position of a token canvas.
+    Canvas(&'a TokenCanvas, usize),
+    /// Into the open hole of the text (its bytes joined with the chunks around it).
+    Text,
 }
 
 /// `kinds` with every hole but `keep` read as any text: a superset of what its tokens can
