@@ -14,8 +14,8 @@ use lacuna::canvas::HoleyText;
 use lacuna::checker::{CheckVerdict, Checker};
 use lacuna::diffusion::Rng as ModelRng;
 use lacuna::infill::{
-    fill_middle, frontier_mask, CausalLm, FimFormat, InfillError, InfillOptions, Piece,
-    Surroundings,
+    fill_middle, frontier_mask, CausalLm, CausalWriter, FimFormat, InfillError, InfillOptions,
+    Piece, Surroundings,
 };
 use lacuna::vocab::{TokenId, TokenKind, Vocabulary};
 
@@ -244,9 +244,9 @@ fn the_tiny_model_writes_middles_the_json_parser_reads() {
                 hole: i,
                 before: &before,
                 after: &after,
-                prefix: &ids(prefix),
-                suffix: &ids(suffix),
             };
+            let (p, s) = (ids(prefix), ids(suffix));
+            let mut writer = CausalWriter::new(&model, &format, &p, &s);
             let options = InfillOptions {
                 max_tokens: 40,
                 temperature,
@@ -254,7 +254,7 @@ fn the_tiny_model_writes_middles_the_json_parser_reads() {
             };
             let mut rng = ModelRng::new(seed);
             let middle =
-                fill_middle(&model, &format, &mut checker, &around, &options, &mut rng).unwrap();
+                fill_middle(&mut writer, &mut checker, &around, &options, &mut rng).unwrap();
             assert!(middle.masks >= middle.ids.len());
             assert!(middle
                 .ids
@@ -299,12 +299,10 @@ fn a_suffix_no_middle_completes_is_named_at_once() {
         hole: 3,
         before: &before,
         after: &after,
-        prefix: &ids("[1]"),
-        suffix: &ids("]"),
     };
+    let (p, s) = (ids("[1]"), ids("]"));
     let e = fill_middle(
-        &model,
-        &format,
+        &mut CausalWriter::new(&model, &format, &p, &s),
         &mut checker,
         &around,
         &InfillOptions::default(),

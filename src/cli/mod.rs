@@ -4,6 +4,7 @@ mod check;
 mod checkers;
 mod generate;
 mod grammar;
+mod infill;
 mod mask;
 mod train;
 
@@ -27,6 +28,9 @@ enum Command {
     Mask(mask::MaskArgs),
     /// Generate with a LLaDA or Dream checkpoint, under a grammar if one is given.
     Generate(Box<generate::GenerateArgs>),
+    /// Fill the holes of a file (`<FILL>` markers) under a grammar, with the embedded model or
+    /// a fill-in-the-middle or diffusion checkpoint.
+    Infill(Box<infill::InfillArgs>),
     /// Train a small masked diffusion model (LLaDA layout) and its tokenizer.
     Train(train::TrainArgs),
     /// Inspect grammars: sizes before and after normalization, rules.
@@ -41,6 +45,7 @@ pub fn main() -> ExitCode {
         Command::Check(args) => check::run(args),
         Command::Mask(args) => mask::run(args),
         Command::Generate(args) => generate::run(*args),
+        Command::Infill(args) => infill::run(*args),
         Command::Train(args) => train::run(args),
         Command::Grammar(cmd) => grammar::run(cmd).map(|()| true).map_err(|e| e.to_string()),
     };

@@ -55,22 +55,50 @@ impl Tokens {
             path: label.to_path_buf(),
             reason: e.to_string(),
         })?;
-        Self::from_tokenizer(tokenizer, mask, label)
+        Self::from_tokenizer(tokenizer, Some(mask), label)
     }
 
-    fn from_tokenizer(tokenizer: Tokenizer, mask: Option<&str>, path: &Path) -> Result<Tokens> {
+    /// Loads the `tokenizer.json` of an autoregressive model, which has no mask token
+    /// ([`Tokens::mask_id`] is then `u32::MAX`, an id no vocabulary holds).
+    pub fn load_causal(path: &Path) -> Result<Tokens> {
+        let json = crate::vocab::read_bounded(path, MAX_TOKENIZER_BYTES, "tokenizer files")
+            .map_err(|e| DiffusionError::Tokenizer {
+                path: path.to_path_buf(),
+                reason: e.to_string(),
+            })?;
+        let tokenizer = Tokenizer::from_bytes(&json).map_err(|e| DiffusionError::Tokenizer {
+            path: path.to_path_buf(),
+            reason: e.to_string(),
+        })?;
+        Self::from_tokenizer(tokenizer, None, path)
+    }
+
+    /// `mask`: `None` for no mask token (autoregressive models); `Some(None)` for the usual
+    /// names; `Some(Some(name))` for that one.
+    fn from_tokenizer(
+        tokenizer: Tokenizer,
+        mask: Option<Option<&str>>,
+        path: &Path,
+    ) -> Result<Tokens> {
         let err = |reason: String| DiffusionError::Tokenizer {
             path: path.to_path_buf(),
             reason,
         };
-        let names: Vec<&str> = match mask {
-            Some(m) => vec![m],
-            None => MASK_TOKEN_NAMES.to_vec(),
+        let mask_id = match mask {
+            None => u32::MAX,
+            Some(mask) => {
+                let names: Vec<&str> = match mask {
+                    Some(m) => vec![m],
+                    None => MASK_TOKEN_NAMES.to_vec(),
+                };
+                names
+                    .iter()
+                    .find_map(|n| tokenizer.token_to_id(n))
+                    .ok_or_else(|| {
+                        err(format!("no mask token (looked for {})", names.join(", ")))
+                    })?
+            }
         };
-        let mask_id = names
-            .iter()
-            .find_map(|n| tokenizer.token_to_id(n))
-            .ok_or_else(|| err(format!("no mask token (looked for {})", names.join(", "))))?;
         let added = tokenizer.get_added_tokens_decoder();
         let size = added
             .keys()

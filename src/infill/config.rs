@@ -135,28 +135,19 @@ const MAX_TABLE: usize = 8192;
 impl CausalConfig {
     /// Reads and checks `dir/config.json`.
     pub fn from_dir(dir: &Path) -> Result<CausalConfig> {
-        let raw: RawConfig = read_json(&dir.join(CONFIG_FILE))?;
+        let path = dir.join(CONFIG_FILE);
+        let value: Value = read_json(&path)?;
+        // The family first: a config of another kind of model is named as such, not by the
+        // first field it lacks.
+        family_of(value.get("model_type").and_then(Value::as_str), dir)?;
+        let raw: RawConfig = serde_json::from_value(value)
+            .map_err(|source| DiffusionError::Json { path, source })?;
         CausalConfig::from_raw(raw, dir)
     }
 
     fn from_raw(raw: RawConfig, dir: &Path) -> Result<CausalConfig> {
         let bad = |field: &str, reason: String| Err(field_error(dir, field, reason));
-        let family = match raw.model_type.to_ascii_lowercase().as_str() {
-            "qwen2" => CausalFamily::Qwen2,
-            "starcoder2" => CausalFamily::Starcoder2,
-            "llama" => CausalFamily::Llama,
-            "gemma" => CausalFamily::Gemma,
-            _ => {
-                return Err(DiffusionError::Field {
-                    path: dir.join(CONFIG_FILE),
-                    field: "model_type".into(),
-                    reason: format!(
-                        "{:?}: not a causal family lacuna reads (qwen2, starcoder2, llama, gemma)",
-                        raw.model_type
-                    ),
-                })
-            }
-        };
+        let family = family_of(Some(&raw.model_type), dir)?;
         let (hidden, heads) = (raw.hidden_size, raw.num_attention_heads);
         if hidden == 0 || heads == 0 {
             return bad(
@@ -292,6 +283,26 @@ impl CausalConfig {
                 .clamp(1, MAX_TABLE),
         })
     }
+}
+
+/// The family a `model_type` names.
+fn family_of(model_type: Option<&str>, dir: &Path) -> Result<CausalFamily> {
+    Ok(match model_type.map(str::to_ascii_lowercase).as_deref() {
+        Some("qwen2") => CausalFamily::Qwen2,
+        Some("starcoder2") => CausalFamily::Starcoder2,
+        Some("llama") => CausalFamily::Llama,
+        Some("gemma") => CausalFamily::Gemma,
+        _ => {
+            return Err(DiffusionError::Field {
+                path: dir.join(CONFIG_FILE),
+                field: "model_type".into(),
+                reason: format!(
+                    "{model_type:?}: not a causal family lacuna reads (qwen2, starcoder2, \
+                     llama, gemma)"
+                ),
+            })
+        }
+    })
 }
 
 /// The factor of a linear `rope_scaling` (`{"type": "linear", "factor": 4.0}`, or with

@@ -34,6 +34,24 @@ pub enum InfillError {
         /// The hole's index, from 0.
         hole: usize,
     },
+    /// A file without the hole marker (or an empty marker).
+    #[error("no hole marker {marker:?} in the file (--marker sets another)")]
+    NoMarker {
+        /// The marker looked for.
+        marker: String,
+    },
+    /// No filling of the holes makes the file a word of the grammar.
+    #[error("no filling of the holes makes the file a word of the grammar: {}", if *.at_end { "the file cannot end where it does".to_string() } else { format!("the text at line {line}, column {column} cannot follow what comes before it, whatever fills the holes") })]
+    Unfillable {
+        /// The first piece of fixed text that cannot follow what precedes it.
+        piece: usize,
+        /// Its line, from 1.
+        line: usize,
+        /// Its column in characters, from 1.
+        column: usize,
+        /// Whether every piece can follow, and only the end of the file is wrong.
+        at_end: bool,
+    },
     /// The middle so far can no longer be continued nor ended (a budget left the frontier
     /// undecided).
     #[error("hole {hole}: after {tokens} tokens no token is known to continue the middle ({unknown} ids undecided within the checker's budgets)")]
@@ -90,26 +108,93 @@ pub struct Middle {
     pub unknown: usize,
 }
 
-/// The pieces a middle is written between, for the checker (`before`, `after`: fixed text
-/// and other holes) and for the model (its prompt's prefix and suffix ids).
+/// The pieces a middle is written between, as the checker reads them: fixed text and other
+/// holes.
 pub struct Surroundings<'a> {
     /// The hole's index, for messages.
     pub hole: usize,
-    /// Everything before the middle, for the checker.
+    /// Everything before the middle.
     pub before: &'a [Piece],
-    /// Everything after it, for the checker.
+    /// Everything after it.
     pub after: &'a [Piece],
-    /// The prompt's prefix ids.
-    pub prefix: &'a [TokenId],
-    /// The prompt's suffix ids (later holes as their marker's text).
-    pub suffix: &'a [TokenId],
 }
 
-/// Writes one middle with `model`, in `format`'s prompt, checked by `checker` (built with the
-/// vocabulary of the model's tokenizer, as wide as its logits).
+/// What proposes a middle's tokens: a model, seeing the hole its own way (a causal model in
+/// its FIM prompt; a diffusion model with the rest of the hole masked).
+pub trait MiddleWriter {
+    /// Logits (one per id) of the token after `written`, the middle so far.
+    fn next_logits(&mut self, written: &[TokenId]) -> Result<Vec<f32>, InfillError>;
+    /// The ids that end the middle.
+    fn ends(&self) -> &[TokenId];
+    /// The text after the middle, if a token that starts it ends the middle where it may
+    /// end (for writers without an end-of-middle token).
+    fn suffix(&self) -> Option<&[u8]> {
+        None
+    }
+}
+
+/// A causal FIM model in its family's prompt, with a key/value cache: each token costs one
+/// position of forward pass.
+pub struct CausalWriter<'a> {
+    model: &'a CausalLm,
+    format: &'a FimFormat,
+    prompt: Vec<TokenId>,
+    cache: KvCache,
+    fed: usize,
+    last: Vec<f32>,
+}
+
+impl<'a> CausalWriter<'a> {
+    /// The writer of the middle between `prefix` and `suffix` (token ids; later holes in the
+    /// suffix as the marker's text).
+    pub fn new(
+        model: &'a CausalLm,
+        format: &'a FimFormat,
+        prefix: &[TokenId],
+        suffix: &[TokenId],
+    ) -> CausalWriter<'a> {
+        CausalWriter {
+            model,
+            format,
+            prompt: format.prompt(prefix, suffix),
+            cache: KvCache::new(),
+            fed: 0,
+            last: Vec::new(),
+        }
+    }
+}
+
+impl MiddleWriter for CausalWriter<'_> {
+    fn next_logits(&mut self, written: &[TokenId]) -> Result<Vec<f32>, InfillError> {
+        let device = self.model.device().clone();
+        let mut feed = Vec::new();
+        if self.cache.is_empty() {
+            feed.extend_from_slice(&self.prompt);
+        }
+        if written.len() < self.fed {
+            // The middle was taken back: go back to the prompt and feed it again.
+            self.cache.truncate(self.prompt.len())?;
+            self.fed = 0;
+        }
+        feed.extend_from_slice(&written[self.fed..]);
+        self.fed = written.len();
+        if !feed.is_empty() {
+            let input = Tensor::new(feed.as_slice(), &device)?.unsqueeze(0)?;
+            self.last = last_row(&self.model.forward(&input, &mut self.cache)?)?;
+        }
+        Ok(self.last.clone())
+    }
+
+    fn ends(&self) -> &[TokenId] {
+        &self.format.ends
+    }
+}
+
+/// Writes one middle with `writer`, each token under the exact frontier mask of `checker`
+/// (built with the vocabulary of the writer's tokenizer, as wide as its logits), the middle
+/// ended by one of the writer's end ids only where the grammar allows.
 pub fn fill_middle(
-    model: &CausalLm,
-    format: &FimFormat,
+    writer: &mut dyn MiddleWriter,
     checker: &mut Checker,
     around: &Surroundings<'_>,
     options: &InfillOptions,
@@ -119,15 +204,14 @@ pub fn fill_middle(
         .vocabulary()
         .cloned()
         .ok_or(TokenCanvasError::NoVocabulary)?;
-    let device = model.device().clone();
-    let prompt = format.prompt(around.prefix, around.suffix);
-    let mut cache = KvCache::new();
-    let input = Tensor::new(prompt.as_slice(), &device)?.unsqueeze(0)?;
-    let mut logits = last_row(&model.forward(&input, &mut cache)?)?;
+    let ends = writer.ends().to_vec();
     let mut middle = Middle::default();
     let mut before = around.before.to_vec();
     before.push(Piece::Text(Vec::new()));
     for _ in 0..options.max_tokens {
+        let logits = writer.next_logits(&middle.ids)?;
+        // Unconstrained, an end id always ends the middle.
+        let mut may_end = !options.constrained;
         let allowed: Option<Vec<bool>> = if options.constrained {
             let Some(Piece::Text(written)) = before.last_mut() else {
                 unreachable!("the middle is the last piece")
@@ -138,15 +222,15 @@ pub fn fill_middle(
             middle.masks += 1;
             middle.mask_micros += f.micros;
             middle.unknown += f.unknown;
-            let may_end = f.may_end == CheckVerdict::Completable;
             let mut ok = vec![false; logits.len()];
             for id in f.mask.ids() {
                 if vocab.kind(id) == Some(TokenKind::Text) && (id as usize) < ok.len() {
                     ok[id as usize] = true;
                 }
             }
+            may_end = f.may_end == CheckVerdict::Completable;
             if may_end {
-                for &e in &format.ends {
+                for &e in &ends {
                     if let Some(slot) = ok.get_mut(e as usize) {
                         *slot = true;
                     }
@@ -168,13 +252,15 @@ pub fn fill_middle(
             None
         };
         let next = pick(&logits, allowed.as_deref(), options.temperature, rng);
-        if format.is_end(next) {
+        let bridges = writer.suffix().is_some_and(|suffix| {
+            let b = vocab.bytes(next);
+            !b.is_empty() && suffix.starts_with(b)
+        });
+        if may_end && (ends.contains(&next) || bridges) {
             middle.ended = true;
             break;
         }
         middle.ids.push(next);
-        let input = Tensor::new(&[next], &device)?.unsqueeze(0)?;
-        logits = last_row(&model.forward(&input, &mut cache)?)?;
     }
     Ok(middle)
 }

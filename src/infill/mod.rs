@@ -1,14 +1,23 @@
-//! Fill-in-the-middle with autoregressive code models: the causal families FIM models ship in
-//! ([`CausalLm`] over a [`CausalConfig`]: Qwen2 for Qwen2.5-Coder, Starcoder2, Llama for
-//! DeepSeek-Coder, Gemma for CodeGemma), and each family's prompt ([`FimFormat`]: its sentinel
-//! tokens in prefix-suffix-middle order, and the tokens that end a middle).
+//! Fill-in-the-middle: a file with holes, each filled by a model's tokens under the exact
+//! frontier mask (which tokens may come next so that prefix · middle · suffix can still be a
+//! word of the grammar), so every filled file the grammar accepts is the model's own text.
 //!
-//! A FIM model sees `prefix` and `suffix` and writes the middle left to right; the canvas it
-//! fills is `prefix · middle · suffix`, so the exact mask at the middle's frontier is the mask
-//! of a masked position followed by the suffix's text, which the checker answers like any
-//! other (see [`crate::checker`]).
+//! - [`CausalLm`] over a [`CausalConfig`]: the causal families FIM code models ship in (Qwen2
+//!   for Qwen2.5-Coder, Starcoder2, Llama for DeepSeek-Coder, Gemma for CodeGemma), with a
+//!   key/value cache; [`FimFormat`]: each family's prompt (its sentinels in
+//!   prefix-suffix-middle order) and the tokens that end a middle.
+//! - [`frontier_mask`]: the exact mask at a middle's frontier ([`Checker::allowed_in_text`]
+//!   on the text with a hole of one token, then a hole of any text).
+//! - [`fill_middle`]: one middle, from a [`MiddleWriter`] ([`CausalWriter`]: a FIM model in its
+//!   prompt; [`DiffusionWriter`]: a masked diffusion model seeing the rest of the hole as
+//!   masks); [`fill_file`]: every hole of a [`HoleyFile`], one after another, as the paper's
+//!   autoregressive baseline does.
+//!
+//! [`Checker::allowed_in_text`]: crate::checker::Checker::allowed_in_text
 
 mod config;
+mod diffusion;
+mod file;
 mod frontier;
 mod generate;
 mod model;
@@ -16,8 +25,12 @@ mod model;
 use std::path::Path;
 
 pub use config::{CausalConfig, CausalFamily, Mlp, Norm};
+pub use diffusion::DiffusionWriter;
+pub use file::{check_fillable, fill_file, HoleyFile, WriterFor};
 pub use frontier::{frontier_mask, FrontierMask, Piece};
-pub use generate::{fill_middle, InfillError, InfillOptions, Middle, Surroundings};
+pub use generate::{
+    fill_middle, CausalWriter, InfillError, InfillOptions, Middle, MiddleWriter, Surroundings,
+};
 pub use model::{CausalLm, KvCache};
 
 use crate::diffusion::checkpoint::field_error;
