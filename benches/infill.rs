@@ -63,7 +63,7 @@ fn regions(root: &Path, tok: &tokenizers::Tokenizer, n: usize) -> Vec<Region> {
             name: v["task_id"].as_str().unwrap().replace('/', "_"),
             prefix: format!("{decl}{}", &sol[..start]).into_bytes(),
             middle: tok.encode(middle, false).unwrap().get_ids().to_vec(),
-            suffix: sol[start + len..].as_bytes().to_vec(),
+            suffix: sol.as_bytes()[start + len..].to_vec(),
         });
     }
     out

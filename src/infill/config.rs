@@ -87,7 +87,8 @@ pub struct CausalConfig {
     pub scale_embeddings: bool,
     /// The head is the embedding matrix when the checkpoint has no `lm_head.weight`.
     pub tie_word_embeddings: bool,
-    /// Longest sequence the rotary tables cover.
+    /// Longest sequence (prompt and middle) the checkpoint was trained for, in tokens
+    /// (`max_position_embeddings`, default 4096); longer ones are refused, not run.
     pub max_positions: usize,
 }
 
@@ -128,9 +129,6 @@ struct RawConfig {
     #[serde(default)]
     max_position_embeddings: Option<usize>,
 }
-
-/// The longest rotary table built ahead (longer sequences build theirs when they come).
-const MAX_TABLE: usize = 8192;
 
 impl CausalConfig {
     /// Reads and checks `dir/config.json`.
@@ -277,10 +275,7 @@ impl CausalConfig {
             rope_linear_factor,
             scale_embeddings: family == CausalFamily::Gemma,
             tie_word_embeddings: raw.tie_word_embeddings.unwrap_or(true),
-            max_positions: raw
-                .max_position_embeddings
-                .unwrap_or(4096)
-                .clamp(1, MAX_TABLE),
+            max_positions: raw.max_position_embeddings.unwrap_or(4096).max(1),
         })
     }
 }
@@ -296,10 +291,15 @@ fn family_of(model_type: Option<&str>, dir: &Path) -> Result<CausalFamily> {
             return Err(DiffusionError::Field {
                 path: dir.join(CONFIG_FILE),
                 field: "model_type".into(),
-                reason: format!(
-                    "{model_type:?}: not a causal family lacuna reads (qwen2, starcoder2, \
-                     llama, gemma)"
-                ),
+                reason: match model_type {
+                    Some(t) => format!(
+                        "{t:?}: not a causal family lacuna reads (qwen2, starcoder2, llama, \
+                         gemma)"
+                    ),
+                    None => "missing: a causal family is needed (qwen2, starcoder2, llama, \
+                             gemma)"
+                        .into(),
+                },
             })
         }
     })

@@ -166,6 +166,15 @@ impl<'a> CausalWriter<'a> {
 
 impl MiddleWriter for CausalWriter<'_> {
     fn next_logits(&mut self, written: &[TokenId]) -> Result<Vec<f32>, InfillError> {
+        let room = self.model.config().max_positions;
+        if self.prompt.len() + written.len() > room {
+            return Err(InfillError::Model(DiffusionError::Sampler(format!(
+                "the prompt ({} tokens) and the middle ({} tokens) do not fit the model's \
+                 context of {room} positions",
+                self.prompt.len(),
+                written.len()
+            ))));
+        }
         let device = self.model.device().clone();
         let mut feed = Vec::new();
         if self.cache.is_empty() {

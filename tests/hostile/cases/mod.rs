@@ -2,6 +2,7 @@
 
 mod canvas;
 mod cli;
+mod infill;
 mod lark;
 mod model;
 mod schema;
@@ -14,6 +15,7 @@ use std::path::{Path, PathBuf};
 use crate::{Case, Expect, MANIFEST, TIMEOUT};
 use canvas::canvas_cases;
 use cli::cli_cases;
+use infill::infill_cases;
 use lark::lark_cases;
 use model::model_cases;
 use schema::schema_cases;
@@ -172,5 +174,6 @@ pub(crate) fn battery(scratch: &Path) -> Vec<Case> {
     cli_cases(&mut b);
     model_cases(&mut b);
     train_cases(&mut b);
+    infill_cases(&mut b);
     b.cases
 }
