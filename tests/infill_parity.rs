@@ -187,3 +187,54 @@ fn a_model_without_fim_tokens_and_bad_configs_are_named() {
     assert!(e.contains("model.layers.2."), "{e}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A scratch folder unique to this test process.
+fn scratch(tag: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("lacuna-fim-{}-{tag}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn full_pass_diff(dir: &Path, name: &str, dtype: DType) -> f32 {
+    let model = CausalLm::load(dir, dtype, &Device::Cpu).unwrap();
+    let (ids, want) = expected(name);
+    let got = model.forward(&ids, &mut KvCache::new()).unwrap();
+    max_abs_diff(&got, &want)
+}
+
+#[test]
+fn half_precision_sharded_checkpoints_load() {
+    for (name, _) in FAMILIES {
+        let src =
+            candle_core::safetensors::load(data(name).join("model.safetensors"), &Device::Cpu)
+                .unwrap();
+        let mut all: Vec<(String, Tensor)> = src.into_iter().collect();
+        all.sort_by(|a, b| a.0.cmp(&b.0));
+        // Two shards named by an index, in bf16, as the released checkpoints ship.
+        let dir = scratch(name);
+        std::fs::copy(data(name).join("config.json"), dir.join("config.json")).unwrap();
+        let half = all.len() / 2;
+        let mut map = serde_json::Map::new();
+        for (i, part) in [&all[..half], &all[half..]].into_iter().enumerate() {
+            let file = format!("model-{:05}-of-00002.safetensors", i + 1);
+            let ts: HashMap<String, Tensor> = part
+                .iter()
+                .map(|(k, v)| (k.clone(), v.to_dtype(DType::BF16).unwrap()))
+                .collect();
+            candle_core::safetensors::save(&ts, dir.join(&file)).unwrap();
+            for (k, _) in part {
+                map.insert(k.clone(), file.clone().into());
+            }
+        }
+        let index = serde_json::json!({"metadata": {}, "weight_map": map});
+        std::fs::write(dir.join("model.safetensors.index.json"), index.to_string()).unwrap();
+        // bf16 weights computed in f32: off by the weights' rounding only.
+        let d = full_pass_diff(&dir, name, DType::F32);
+        assert!(d < 0.1, "{name}: bf16 weights in f32: {d}");
+        // Computed in bf16 too: finite, near.
+        let d = full_pass_diff(&dir, name, DType::BF16);
+        assert!(d.is_finite() && d < 0.5, "{name}: computed in bf16: {d}");
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+}

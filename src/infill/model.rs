@@ -37,9 +37,14 @@ impl NormLayer {
                 };
                 NormLayer::Rms { weight, eps }
             }
+            // Computed in f32 whatever the weights' dtype (as the RMSNorm's mean is).
             Norm::Layer { eps } => NormLayer::Layer(candle_nn::LayerNorm::new(
-                w.get(cfg.hidden, "weight")?,
-                w.get(cfg.hidden, "bias")?,
+                w.get(cfg.hidden, "weight")?
+                    .to_dtype(DType::F32)
+                    .map_err(candle)?,
+                w.get(cfg.hidden, "bias")?
+                    .to_dtype(DType::F32)
+                    .map_err(candle)?,
                 eps,
             )),
         })
