@@ -95,7 +95,6 @@ pub mod deadline;
 pub mod diffusion;
 pub mod grammar;
 mod holey;
-#[cfg(feature = "models")]
 pub mod infill;
 mod intersect;
 mod lexicon;

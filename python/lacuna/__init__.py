@@ -18,11 +18,12 @@ The bitmask layout is llguidance's and XGrammar's: int32 words, id ``i`` allowed
 ``i % 32`` of word ``i // 32`` is set.
 """
 
-from ._lacuna import CanvasMatcher, Grammar, LacunaError, Tokenizer, fill_bitmasks
+from ._lacuna import CanvasMatcher, Grammar, InfillMatcher, LacunaError, Tokenizer, fill_bitmasks
 
 __all__ = [
     "CanvasMatcher",
     "Grammar",
+    "InfillMatcher",
     "LacunaError",
     "Tokenizer",
     "allocate_token_bitmask",

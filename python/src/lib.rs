@@ -16,6 +16,8 @@
 //! contiguity and writability are checked; copying the whole array in and out instead would
 //! cost a full copy of a `[rows, V/32]` array per call.
 
+mod infill;
+
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -37,7 +39,7 @@ create_exception!(
     "An input lacuna cannot use (a grammar, a schema, a tokenizer, a canvas): the message says what and where."
 );
 
-fn lacuna_error(e: impl std::fmt::Display) -> PyErr {
+pub(crate) fn lacuna_error(e: impl std::fmt::Display) -> PyErr {
     LacunaError::new_err(e.to_string())
 }
 
@@ -51,7 +53,7 @@ fn canvas_error(e: TokenCanvasError) -> PyErr {
 /// A context-free grammar: a shipped one (`json`, `smiles`, `cpp`), a Lark text, or a JSON
 /// Schema. Immutable; share one among many matchers.
 #[pyclass(frozen, module = "lacuna")]
-struct Grammar {
+pub(crate) struct Grammar {
     inner: lacuna::grammar::Grammar,
     warnings: Vec<String>,
     origin: String,
@@ -139,7 +141,7 @@ impl Grammar {
 /// A model's vocabulary as lacuna reads it: every id's exact bytes, its end-of-output ids,
 /// and the ids that may never appear in an output (other special tokens).
 #[pyclass(frozen, module = "lacuna")]
-struct Tokenizer {
+pub(crate) struct Tokenizer {
     vocab: Arc<Vocabulary>,
 }
 
@@ -272,11 +274,40 @@ impl Tokenizer {
 
 /// What a matcher has done, for a sampler's logs.
 #[derive(Clone, Copy, Default)]
-struct Stats {
+pub(crate) struct Stats {
     masks: u64,
     mask_micros: u64,
     unknown_ids: u64,
     checks: u64,
+}
+
+/// `vocab` as wide as the logits (`vocab_size`, if given): ids past the tokenizer are never
+/// allowed; narrower than the tokenizer is an error.
+pub(crate) fn widened(
+    vocab: &Arc<Vocabulary>,
+    vocab_size: Option<usize>,
+) -> PyResult<Arc<Vocabulary>> {
+    let Some(size) = vocab_size else {
+        return Ok(vocab.clone());
+    };
+    if size < vocab.len() {
+        return Err(PyValueError::new_err(format!(
+            "vocab_size {size} is smaller than the tokenizer's {} ids: the logits would not \
+             cover every token",
+            vocab.len()
+        )));
+    }
+    if size > MAX_VOCAB {
+        return Err(PyValueError::new_err(format!(
+            "vocab_size {size}: at most {MAX_VOCAB} ids are supported"
+        )));
+    }
+    if size == vocab.len() {
+        return Ok(vocab.clone());
+    }
+    let mut padded = (**vocab).clone();
+    padded.pad_to(size);
+    Ok(Arc::new(padded))
 }
 
 /// One canvas of `length` positions over a grammar and a vocabulary: the exact set of tokens
@@ -319,26 +350,7 @@ impl CanvasMatcher {
         length: usize,
         vocab_size: Option<usize>,
     ) -> PyResult<CanvasMatcher> {
-        let mut vocab = tokenizer.vocab.clone();
-        if let Some(size) = vocab_size {
-            if size < vocab.len() {
-                return Err(PyValueError::new_err(format!(
-                    "vocab_size {size} is smaller than the tokenizer's {} ids: the logits \
-                     would not cover every token",
-                    vocab.len()
-                )));
-            }
-            if size > MAX_VOCAB {
-                return Err(PyValueError::new_err(format!(
-                    "vocab_size {size}: at most {MAX_VOCAB} ids are supported"
-                )));
-            }
-            if size > vocab.len() {
-                let mut padded = (*vocab).clone();
-                padded.pad_to(size);
-                vocab = Arc::new(padded);
-            }
-        }
+        let vocab = widened(&tokenizer.vocab, vocab_size)?;
         let g = grammar.inner.clone();
         let v = vocab.clone();
         let checker = py
@@ -664,7 +676,7 @@ impl CanvasMatcher {
 /// `__array_interface__` (the buffer protocol is not in the stable ABI before Python 3.11); a
 /// torch tensor is read through `.numpy()` (same memory; CPU only). It holds the array, so
 /// the memory stays alive while the view does.
-struct BitmaskView<'py> {
+pub(crate) struct BitmaskView<'py> {
     ptr: usize,
     rows: usize,
     width: usize,
@@ -687,7 +699,10 @@ impl BitmaskView<'_> {
 
 const BITMASK_SHAPE: &str = "an int32 array of shape [rows, ceil(vocab_size / 32)]";
 
-fn bitmask_view<'py>(bitmask: &Bound<'py, PyAny>, vocab: usize) -> PyResult<BitmaskView<'py>> {
+pub(crate) fn bitmask_view<'py>(
+    bitmask: &Bound<'py, PyAny>,
+    vocab: usize,
+) -> PyResult<BitmaskView<'py>> {
     let py = bitmask.py();
     if !bitmask.hasattr("__array_interface__")? {
         if bitmask.hasattr("numpy")? {
@@ -748,7 +763,7 @@ fn bitmask_view<'py>(bitmask: &Bound<'py, PyAny>, vocab: usize) -> PyResult<Bitm
 }
 
 /// Writes `masks[i]` into row `row0 + i` of `view`, zeroing the rest of the row.
-fn write_rows(view: &BitmaskView<'_>, row0: usize, masks: &[TokenMask]) -> PyResult<()> {
+pub(crate) fn write_rows(view: &BitmaskView<'_>, row0: usize, masks: &[TokenMask]) -> PyResult<()> {
     view.check_rows(row0, masks.len())?;
     let base = view.ptr as *mut u32;
     for (i, mask) in masks.iter().enumerate() {
@@ -841,6 +856,7 @@ fn _lacuna(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Grammar>()?;
     m.add_class::<Tokenizer>()?;
     m.add_class::<CanvasMatcher>()?;
+    m.add_class::<infill::InfillMatcher>()?;
     m.add_function(wrap_pyfunction!(fill_bitmasks, m)?)?;
     m.add("LacunaError", m.py().get_type::<LacunaError>())?;
     Ok(())

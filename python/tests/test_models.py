@@ -83,16 +83,17 @@ def test_a_folder_that_is_not_a_checkpoint_is_named(tmp_path):
         models.load(str(tmp_path))
 
 
-def byte_level_tokenizer_json(path, size):
+def byte_level_tokenizer_json(path, size, names=None):
     """A byte-level BPE `tokenizer.json` of `size` ids (the 256 bytes, a few JSON words, then
-    special tokens, the tiny models' end of output at 300 among them), made with `tokenizers`."""
+    special tokens: `names` by id, by default the tiny diffusion models' end of output at 300
+    and mask tokens), made with `tokenizers`."""
     from tokenizers import AddedToken, Tokenizer, decoders, models as bpe, pre_tokenizers
 
     vocab = {ch: i for i, ch in enumerate(sorted(pre_tokenizers.ByteLevel.alphabet()))}
     for word in ["true", "false", "null", '":', ",Ġ"]:
         vocab[word] = len(vocab)
     first_special = len(vocab)
-    names = {300: "<|endoftext|>", 310: "<|mdm_mask|>", 311: "<|mask|>"}
+    names = names or {300: "<|endoftext|>", 310: "<|mdm_mask|>", 311: "<|mask|>"}
     for i in range(first_special, size):
         vocab[names.get(i, f"<|reserved_{i}|>")] = i
     tok = Tokenizer(bpe.BPE(vocab=vocab, merges=[]))
