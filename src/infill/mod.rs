@@ -22,9 +22,9 @@ mod config;
 #[cfg(feature = "models")]
 mod diffusion;
 #[cfg(feature = "models")]
-mod fim;
-#[cfg(feature = "models")]
 mod file;
+#[cfg(feature = "models")]
+mod fim;
 mod frontier;
 #[cfg(feature = "models")]
 mod generate;
@@ -36,9 +36,9 @@ pub use config::{CausalConfig, CausalFamily, Mlp, Norm};
 #[cfg(feature = "models")]
 pub use diffusion::DiffusionWriter;
 #[cfg(feature = "models")]
-pub use fim::{family, FimFormat};
-#[cfg(feature = "models")]
 pub use file::{check_fillable, fill_file, HoleyFile, WriterFor};
+#[cfg(feature = "models")]
+pub use fim::{family, FimFormat};
 pub use frontier::{frontier_mask, FrontierMask, Piece};
 #[cfg(feature = "models")]
 pub use generate::{
