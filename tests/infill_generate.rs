@@ -251,11 +251,13 @@ fn the_tiny_model_writes_middles_the_json_parser_reads() {
                 max_tokens: 40,
                 temperature,
                 constrained: true,
+                lazy: seed % 2 == 0,
             };
             let mut rng = ModelRng::new(seed);
             let middle =
                 fill_middle(&mut writer, &mut checker, &around, &options, &mut rng).unwrap();
-            assert!(middle.masks >= middle.ids.len());
+            // Every token came from a mask or a checked proposal.
+            assert!(middle.masks + middle.checks - middle.refused >= middle.ids.len());
             assert!(middle
                 .ids
                 .iter()
@@ -311,4 +313,56 @@ fn a_suffix_no_middle_completes_is_named_at_once() {
     .unwrap_err();
     assert!(matches!(e, InfillError::NoMiddle { hole: 3 }), "{e}");
     assert!(e.to_string().starts_with("hole 3:"), "{e}");
+}
+
+#[test]
+fn lazy_masks_write_what_eager_masks_write() {
+    // Greedy: the model's best token is kept when allowed, else the best allowed one, which is
+    // the best allowed token either way; so the middles agree token for token.
+    let (model, format) = qwen2_tiny();
+    let grammar = lacuna::grammar::spec::load("json").unwrap();
+    let mut checker = Checker::with_vocabulary(grammar, tiny_vocab()).unwrap();
+    for (prefix, suffix) in [("{\"name\": ", "}"), ("[1, ", ", 3]"), ("", "")] {
+        let before = [Piece::Text(prefix.as_bytes().to_vec())];
+        let after = [Piece::Text(suffix.as_bytes().to_vec())];
+        let around = Surroundings {
+            hole: 0,
+            before: &before,
+            after: &after,
+        };
+        let (p, s) = (ids(prefix), ids(suffix));
+        let mut middles = Vec::new();
+        for lazy in [false, true] {
+            let options = InfillOptions {
+                max_tokens: 24,
+                temperature: 0.0,
+                constrained: true,
+                lazy,
+            };
+            let mut writer = CausalWriter::new(&model, &format, &p, &s);
+            let m = fill_middle(
+                &mut writer,
+                &mut checker,
+                &around,
+                &options,
+                &mut ModelRng::new(0),
+            )
+            .unwrap();
+            middles.push(m);
+        }
+        assert_eq!(middles[0].ids, middles[1].ids, "{prefix} □ {suffix}");
+        assert_eq!(middles[0].ended, middles[1].ended);
+        assert_eq!(
+            middles[0].masks,
+            middles[0].ids.len() + usize::from(middles[0].ended)
+        );
+        assert_eq!(middles[1].masks, middles[1].refused);
+        eprintln!(
+            "{prefix} □ {suffix}: {} tokens; eager {} masks; lazy {} checks, {} masks",
+            middles[0].ids.len(),
+            middles[0].masks,
+            middles[1].checks,
+            middles[1].masks
+        );
+    }
 }

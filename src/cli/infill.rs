@@ -57,6 +57,11 @@ pub struct InfillArgs {
     /// filled file is valid.
     #[arg(long)]
     unconstrained: bool,
+    /// Compute the whole frontier mask before every token. Default: check the model's own
+    /// choice first (one check) and compute the mask only when it is refused, which draws
+    /// from the same constrained distribution.
+    #[arg(long)]
+    eager_masks: bool,
     /// One JSON object: the filled file, its validity, each hole's text and statistics.
     #[arg(long)]
     json: bool,
@@ -128,6 +133,7 @@ pub fn run(args: InfillArgs) -> Result<bool, String> {
         max_tokens: args.max_tokens,
         temperature: args.temperature,
         constrained: !args.unconstrained,
+        lazy: !args.eager_masks,
     };
     let mut writer_for =
         |prefix: &str, later: &[String]| -> Result<Box<dyn MiddleWriter + '_>, InfillError> {
@@ -207,6 +213,8 @@ fn hole_record(i: usize, text: &[u8], m: &Middle) -> serde_json::Value {
         "ended": m.ended,
         "masks": m.masks,
         "mask_ms": m.mask_micros as f64 / 1000.0,
+        "checks": m.checks,
+        "refused": m.refused,
         "unknown_ids": m.unknown,
     })
 }

@@ -71,14 +71,40 @@ pub fn frontier_mask(
     chunks.extend([Vec::new(), Vec::new()]);
     append(after, &mut chunks, &mut kinds);
     let allowed = checker.allowed_in_text(&HoleyText { chunks }, &kinds, open)?;
-    let (mut chunks, mut kinds) = (vec![Vec::new()], Vec::new());
-    append(before, &mut chunks, &mut kinds);
-    append(after, &mut chunks, &mut kinds);
-    let may_end = checker.check_text(&HoleyText { chunks }).verdict;
+    let may_end = may_end(checker, before, after);
     Ok(FrontierMask {
         mask: allowed.mask,
         may_end,
         unknown: allowed.unknown,
         micros: t0.elapsed().as_micros() as u64,
     })
+}
+
+/// Whether the middle may end after `before`: `before · after` completable (later holes any
+/// text). One check.
+pub fn may_end(checker: &mut Checker, before: &[Piece], after: &[Piece]) -> CheckVerdict {
+    let (mut chunks, mut kinds) = (vec![Vec::new()], Vec::new());
+    append(before, &mut chunks, &mut kinds);
+    append(after, &mut chunks, &mut kinds);
+    checker.check_text(&HoleyText { chunks }).verdict
+}
+
+/// Whether `token` (its bytes) may come next after `before`: `before · token`, any text, then
+/// `after`, completable. One check: what a sampler pays for a proposal it checks instead of
+/// computing the whole mask ([`frontier_mask`] holds exactly the tokens this accepts).
+pub fn may_follow(
+    checker: &mut Checker,
+    before: &[Piece],
+    token: &[u8],
+    after: &[Piece],
+) -> CheckVerdict {
+    let (mut chunks, mut kinds) = (vec![Vec::new()], Vec::new());
+    append(before, &mut chunks, &mut kinds);
+    chunks
+        .last_mut()
+        .expect("a text starts with a chunk")
+        .extend_from_slice(token);
+    append(&[Piece::Hole], &mut chunks, &mut kinds);
+    append(after, &mut chunks, &mut kinds);
+    checker.check_text(&HoleyText { chunks }).verdict
 }

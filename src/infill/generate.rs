@@ -10,7 +10,7 @@
 use candle_core::Tensor;
 use thiserror::Error;
 
-use super::frontier::{frontier_mask, Piece};
+use super::frontier::{frontier_mask, may_end, may_follow, Piece};
 use super::model::{CausalLm, KvCache};
 use super::FimFormat;
 use crate::canvas::tokens::TokenCanvasError;
@@ -81,6 +81,12 @@ pub struct InfillOptions {
     /// Whether tokens are drawn under the frontier masks (false: the model alone, for
     /// comparison).
     pub constrained: bool,
+    /// Draw from the model first and check that one token (one check); compute the whole
+    /// mask only when it is refused, then draw within it. The result is distributed exactly
+    /// as a draw within the mask: a draw `t ~ p` kept when allowed, else redrawn from `p`
+    /// restricted to the allowed set `A`, is `t` with probability `p(t) + p(¬A)·p(t)/p(A) =
+    /// p(t)/p(A)`. False: the whole mask before every token.
+    pub lazy: bool,
 }
 
 impl Default for InfillOptions {
@@ -89,6 +95,7 @@ impl Default for InfillOptions {
             max_tokens: 64,
             temperature: 0.0,
             constrained: true,
+            lazy: true,
         }
     }
 }
@@ -102,6 +109,10 @@ pub struct Middle {
     pub ended: bool,
     /// Frontier masks computed.
     pub masks: usize,
+    /// Proposals checked one by one (lazy masks), and how many were refused.
+    pub checks: usize,
+    /// Proposals refused (each then got the whole mask).
+    pub refused: usize,
     /// Their total time, in microseconds.
     pub mask_micros: u64,
     /// At most this many ids were left undecided, over all masks.
@@ -219,53 +230,79 @@ pub fn fill_middle(
     before.push(Piece::Text(Vec::new()));
     for _ in 0..options.max_tokens {
         let logits = writer.next_logits(&middle.ids)?;
-        // Unconstrained, an end id always ends the middle.
-        let mut may_end = !options.constrained;
-        let allowed: Option<Vec<bool>> = if options.constrained {
-            let Some(Piece::Text(written)) = before.last_mut() else {
-                unreachable!("the middle is the last piece")
-            };
+        if let Some(Piece::Text(written)) = before.last_mut() {
             written.clear();
             written.extend(middle.ids.iter().flat_map(|&t| vocab.bytes(t)));
-            let f = frontier_mask(checker, &before, around.after)?;
-            middle.masks += 1;
-            middle.mask_micros += f.micros;
-            middle.unknown += f.unknown;
-            let mut ok = vec![false; logits.len()];
-            for id in f.mask.ids() {
-                if vocab.kind(id) == Some(TokenKind::Text) && (id as usize) < ok.len() {
-                    ok[id as usize] = true;
-                }
-            }
-            may_end = f.may_end == CheckVerdict::Completable;
-            if may_end {
-                for &e in &ends {
-                    if let Some(slot) = ok.get_mut(e as usize) {
-                        *slot = true;
-                    }
-                }
-            }
-            if !ok.iter().any(|&b| b) {
-                return Err(if middle.ids.is_empty() && f.unknown == 0 {
-                    InfillError::NoMiddle { hole: around.hole }
-                } else {
-                    InfillError::Stuck {
-                        hole: around.hole,
-                        tokens: middle.ids.len(),
-                        unknown: f.unknown,
-                    }
-                });
-            }
-            Some(ok)
-        } else {
-            None
+        }
+        // A writer's bridge to the suffix: a token that starts it (an end where the middle
+        // may end, text elsewhere).
+        let bridges = |t: TokenId| {
+            writer.suffix().is_some_and(|suffix| {
+                let b = vocab.bytes(t);
+                !b.is_empty() && suffix.starts_with(b)
+            })
         };
-        let next = pick(&logits, allowed.as_deref(), options.temperature, rng);
-        let bridges = writer.suffix().is_some_and(|suffix| {
-            let b = vocab.bytes(next);
-            !b.is_empty() && suffix.starts_with(b)
-        });
-        if may_end && (ends.contains(&next) || bridges) {
+        let (next, ends_here) = if !options.constrained {
+            let t = pick(&logits, None, options.temperature, rng);
+            (t, ends.contains(&t) || bridges(t))
+        } else {
+            let proposal = if options.lazy {
+                let t = pick(&logits, None, options.temperature, rng);
+                middle.checks += 1;
+                let completable = |v: CheckVerdict| v == CheckVerdict::Completable;
+                let accepted = if ends.contains(&t) {
+                    completable(may_end(checker, &before, around.after)).then_some((t, true))
+                } else if vocab.kind(t) != Some(TokenKind::Text) {
+                    None
+                } else if bridges(t) && completable(may_end(checker, &before, around.after)) {
+                    Some((t, true))
+                } else {
+                    let v = may_follow(checker, &before, vocab.bytes(t), around.after);
+                    completable(v).then_some((t, false))
+                };
+                middle.refused += usize::from(accepted.is_none());
+                accepted
+            } else {
+                None
+            };
+            match proposal {
+                Some(p) => p,
+                None => {
+                    let f = frontier_mask(checker, &before, around.after)?;
+                    middle.masks += 1;
+                    middle.mask_micros += f.micros;
+                    middle.unknown += f.unknown;
+                    let may_end = f.may_end == CheckVerdict::Completable;
+                    let mut ok = vec![false; logits.len()];
+                    for id in f.mask.ids() {
+                        if vocab.kind(id) == Some(TokenKind::Text) && (id as usize) < ok.len() {
+                            ok[id as usize] = true;
+                        }
+                    }
+                    if may_end {
+                        for &e in &ends {
+                            if let Some(slot) = ok.get_mut(e as usize) {
+                                *slot = true;
+                            }
+                        }
+                    }
+                    if !ok.iter().any(|&b| b) {
+                        return Err(if middle.ids.is_empty() && f.unknown == 0 {
+                            InfillError::NoMiddle { hole: around.hole }
+                        } else {
+                            InfillError::Stuck {
+                                hole: around.hole,
+                                tokens: middle.ids.len(),
+                                unknown: f.unknown,
+                            }
+                        });
+                    }
+                    let t = pick(&logits, Some(&ok), options.temperature, rng);
+                    (t, may_end && (ends.contains(&t) || bridges(t)))
+                }
+            }
+        };
+        if ends_here {
             middle.ended = true;
             break;
         }

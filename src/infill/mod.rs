@@ -39,7 +39,7 @@ pub use diffusion::DiffusionWriter;
 pub use file::{check_fillable, fill_file, HoleyFile, WriterFor};
 #[cfg(feature = "models")]
 pub use fim::{family, FimFormat};
-pub use frontier::{frontier_mask, FrontierMask, Piece};
+pub use frontier::{frontier_mask, may_end, may_follow, FrontierMask, Piece};
 #[cfg(feature = "models")]
 pub use generate::{
     fill_middle, CausalWriter, InfillError, InfillOptions, Middle, MiddleWriter, Surroundings,
