@@ -13,7 +13,7 @@
 use candle_core::Tensor;
 
 use super::generate::{InfillError, MiddleWriter};
-use crate::diffusion::{DiffusionError, Model, Tokens};
+use crate::diffusion::{Model, Tokens};
 use crate::vocab::TokenId;
 
 /// A diffusion model writing one middle.
@@ -72,11 +72,11 @@ impl MiddleWriter for DiffusionWriter<'_> {
         ids.extend_from_slice(&self.tail);
         if let Some(room) = self.model.max_positions() {
             if ids.len() > room {
-                return Err(InfillError::Model(DiffusionError::Sampler(format!(
-                    "the file and its holes take {} positions, more than the model's context \
-                     of {room}",
-                    ids.len()
-                ))));
+                return Err(InfillError::Context {
+                    what: "the prompt, the file and its holes (as masked spans)",
+                    positions: ids.len(),
+                    room,
+                });
             }
         }
         let input = Tensor::new(ids.as_slice(), self.model.device())?.unsqueeze(0)?;

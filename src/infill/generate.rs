@@ -34,6 +34,16 @@ pub enum InfillError {
         /// The hole's index, from 0.
         hole: usize,
     },
+    /// The model would have to read more positions than its context holds.
+    #[error("{what} take {positions} positions, more than the model's context of {room}")]
+    Context {
+        /// What takes the positions.
+        what: &'static str,
+        /// Positions needed.
+        positions: usize,
+        /// The model's context, in positions.
+        room: usize,
+    },
     /// A file without the hole marker (or an empty marker).
     #[error("no hole marker {marker:?} in the file (--marker sets another)")]
     NoMarker {
@@ -179,12 +189,11 @@ impl MiddleWriter for CausalWriter<'_> {
     fn next_logits(&mut self, written: &[TokenId]) -> Result<Vec<f32>, InfillError> {
         let room = self.model.config().max_positions;
         if self.prompt.len() + written.len() > room {
-            return Err(InfillError::Model(DiffusionError::Sampler(format!(
-                "the prompt ({} tokens) and the middle ({} tokens) do not fit the model's \
-                 context of {room} positions",
-                self.prompt.len(),
-                written.len()
-            ))));
+            return Err(InfillError::Context {
+                what: "the FIM prompt and the middle",
+                positions: self.prompt.len() + written.len(),
+                room,
+            });
         }
         let device = self.model.device().clone();
         let mut feed = Vec::new();
