@@ -110,7 +110,7 @@ impl Checker {
 
     /// The ids that may stand at masked `position`: exactly those `t` for which
     /// [`Checker::check_tokens`] calls the canvas with `t` there completable (ids whose check
-    /// is `unknown` are counted apart). See the [module docs](self).
+    /// is `unknown` are counted apart). (How: `src/checker/tokens.rs`.)
     ///
     /// ```
     /// use std::sync::Arc;

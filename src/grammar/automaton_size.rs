@@ -28,7 +28,7 @@ pub const MAX_PATTERN_NFA_BYTES: usize = 16 << 20;
 /// `((d24100)0d4600}){1000}` (14,000 states, each remembering up to 1,000 partial matches,
 /// 8 s to build), is refused in under a second. Real patterns need little: the shipped
 /// grammars' and the JSON Schema corpora's take at most 1.2 MiB, and patterns of large
-/// Unicode classes are measured over their character classes (see [`check_dfa_size`]).
+/// Unicode classes are measured over their character classes (see `check_dfa_size`).
 pub const MAX_PATTERN_DETERMINIZE_BYTES: usize = 4 << 20;
 
 /// The most memory, in bytes, a lexer DFA may take: that of all terminals together, and so

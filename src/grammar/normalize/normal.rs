@@ -96,7 +96,7 @@ impl NormalGrammar {
         self
     }
 
-    /// Terminals that may precede / follow each nonterminal (see [`super::context`]).
+    /// Terminals that may precede / follow each nonterminal (see `normalize::context`).
     pub fn context(&self) -> &super::context::Context {
         self.context.as_ref().expect("computed in new")
     }
