@@ -229,12 +229,7 @@ impl InfillMatcher {
     /// Counters: masks, mask_micros, unknown_ids, checks.
     #[getter]
     fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let d = PyDict::new(py);
-        d.set_item("masks", self.stats.masks)?;
-        d.set_item("mask_micros", self.stats.mask_micros)?;
-        d.set_item("unknown_ids", self.stats.unknown_ids)?;
-        d.set_item("checks", self.stats.checks)?;
-        Ok(d)
+        self.stats.as_dict(py)
     }
 
     fn __repr__(&self) -> String {

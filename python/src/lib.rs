@@ -281,6 +281,18 @@ pub(crate) struct Stats {
     checks: u64,
 }
 
+impl Stats {
+    /// The counters as the `stats` dictionaries show them.
+    fn as_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let d = PyDict::new(py);
+        d.set_item("masks", self.masks)?;
+        d.set_item("mask_micros", self.mask_micros)?;
+        d.set_item("unknown_ids", self.unknown_ids)?;
+        d.set_item("checks", self.checks)?;
+        Ok(d)
+    }
+}
+
 /// `vocab` as wide as the logits (`vocab_size`, if given): ids past the tokenizer are never
 /// allowed; narrower than the tokenizer is an error.
 pub(crate) fn widened(
@@ -551,12 +563,7 @@ impl CanvasMatcher {
     /// out of masks as undecided, checks made by `validate`/`commit`/`is_completable`.
     #[getter]
     fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let d = PyDict::new(py);
-        d.set_item("masks", self.stats.masks)?;
-        d.set_item("mask_micros", self.stats.mask_micros)?;
-        d.set_item("unknown_ids", self.stats.unknown_ids)?;
-        d.set_item("checks", self.stats.checks)?;
-        Ok(d)
+        self.stats.as_dict(py)
     }
 
     fn __repr__(&self) -> String {

@@ -256,18 +256,24 @@ pub fn run(args: GenerateArgs) -> Result<bool, String> {
     Ok(failed == 0)
 }
 
-fn load(args: &GenerateArgs) -> Result<LoadedModel, String> {
-    let dtype = match args.dtype.as_str() {
+/// The compute dtype and device of `--dtype` and `--cuda`.
+pub(super) fn dtype_and_device(dtype: &str, cuda: bool) -> Result<(DType, Device), String> {
+    let dtype = match dtype {
         "f32" => DType::F32,
         "f16" => DType::F16,
         "bf16" => DType::BF16,
         d => return Err(format!("--dtype {d}: expected f32, f16 or bf16")),
     };
-    let device = if args.cuda {
+    let device = if cuda {
         Device::new_cuda(0).map_err(|e| format!("--cuda: {e}"))?
     } else {
         Device::Cpu
     };
+    Ok((dtype, device))
+}
+
+fn load(args: &GenerateArgs) -> Result<LoadedModel, String> {
+    let (dtype, device) = dtype_and_device(&args.dtype, args.cuda)?;
     match &args.model {
         Some(dir) => load_folder(dir, args.tokenizer.as_deref(), dtype, &device),
         None => load_default(dtype, &device),

@@ -9,7 +9,6 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use candle_core::{DType, Device};
 use clap::Args;
 use serde_json::json;
 
@@ -220,17 +219,7 @@ fn hole_record(i: usize, text: &[u8], m: &Middle) -> serde_json::Value {
 }
 
 fn load(args: &InfillArgs) -> Result<Loaded, String> {
-    let dtype = match args.dtype.as_str() {
-        "f32" => DType::F32,
-        "f16" => DType::F16,
-        "bf16" => DType::BF16,
-        d => return Err(format!("--dtype {d}: expected f32, f16 or bf16")),
-    };
-    let device = if args.cuda {
-        Device::new_cuda(0).map_err(|e| format!("--cuda: {e}"))?
-    } else {
-        Device::Cpu
-    };
+    let (dtype, device) = super::generate::dtype_and_device(&args.dtype, args.cuda)?;
     let s = |e: crate::diffusion::DiffusionError| e.to_string();
     let Some(dir) = &args.model else {
         let loaded = load_default(dtype, &device).map_err(s)?;

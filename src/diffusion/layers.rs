@@ -135,7 +135,7 @@ impl Attention {
 }
 
 /// Repeats each key/value head `n` times: `[b, kv, t, d]` → `[b, kv * n, t, d]`.
-fn repeat_kv(x: Tensor, n: usize) -> Result<Tensor> {
+pub(crate) fn repeat_kv(x: Tensor, n: usize) -> Result<Tensor> {
     if n == 1 {
         return Ok(x);
     }

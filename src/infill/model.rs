@@ -15,6 +15,7 @@ use candle_core::{DType, Device, Module, Tensor, D};
 
 use super::config::{CausalConfig, Mlp, Norm};
 use crate::diffusion::checkpoint::{Linear, Weights};
+use crate::diffusion::layers::repeat_kv;
 use crate::diffusion::Result;
 
 /// A block's or the final norm.
@@ -321,15 +322,4 @@ fn causal_mask(t: usize, offset: usize, device: &Device) -> candle_core::Result<
         })
         .collect();
     Tensor::from_vec(mask, (t, offset + t), device).map(Some)
-}
-
-/// Repeats each key/value head `n` times: `[b, kv, t, d]` → `[b, kv * n, t, d]`.
-fn repeat_kv(x: Tensor, n: usize) -> candle_core::Result<Tensor> {
-    if n == 1 {
-        return Ok(x);
-    }
-    let (b, kv, t, d) = x.dims4()?;
-    x.unsqueeze(2)?
-        .expand((b, kv, n, t, d))?
-        .reshape((b, kv * n, t, d))
 }
