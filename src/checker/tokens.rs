@@ -81,24 +81,7 @@ impl Checker {
         let reading = read_tokens(canvas, &vocab, None)?;
         let (verdict, dfa_states, items) = match reading {
             TokenReading::Broken(_) => (CheckVerdict::NotCompletable, 0, 0),
-            TokenReading::Text { text, kinds, .. } => {
-                let built = self
-                    .lexer
-                    .automaton_of_kinds(&text, &kinds)
-                    .or_else(|TooLarge| {
-                        // Token paths from large entry sets (long runs of masks in C++) can
-                        // make the automaton too large: read the holes loosely, as any text.
-                        self.lexer
-                            .automaton_of_kinds(&text, &loosened(&kinds, None))
-                    });
-                match built {
-                    Err(_) => (CheckVerdict::Unknown, 0, 0),
-                    Ok(dfa) => {
-                        let v = self.search(&dfa, false);
-                        (v, dfa.num_states(), self.searcher.stats().settled)
-                    }
-                }
-            }
+            TokenReading::Text { text, kinds, .. } => self.search_kinds(&text, &kinds),
         };
         Ok(Check {
             verdict,
@@ -411,17 +394,27 @@ impl Checker {
         chunks[hole].extend_from_slice(&right);
         let mut kinds = kinds.to_vec();
         kinds.remove(hole);
-        let text = HoleyText { chunks };
+        self.search_kinds(&HoleyText { chunks }, &kinds).0
+    }
+
+    /// Whether `text`, its holes read as `kinds` says, is completable; with the lexeme
+    /// automaton's states and the items the search settled (0, 0 when lexing ran out of
+    /// budget).
+    fn search_kinds(&mut self, text: &HoleyText, kinds: &[HoleKind]) -> (CheckVerdict, usize, u64) {
         let built = self
             .lexer
-            .automaton_of_kinds(&text, &kinds)
+            .automaton_of_kinds(text, kinds)
             .or_else(|TooLarge| {
-                self.lexer
-                    .automaton_of_kinds(&text, &loosened(&kinds, None))
+                // Token paths from large entry sets (long runs of masks in C++) can make the
+                // automaton too large: read the holes loosely, as any text.
+                self.lexer.automaton_of_kinds(text, &loosened(kinds, None))
             });
         match built {
-            Err(_) => CheckVerdict::Unknown,
-            Ok(dfa) => self.search(&dfa, false),
+            Err(_) => (CheckVerdict::Unknown, 0, 0),
+            Ok(dfa) => {
+                let v = self.search(&dfa, false);
+                (v, dfa.num_states(), self.searcher.stats().settled)
+            }
         }
     }
 

@@ -17,8 +17,8 @@ use crate::diffusion::default_model::{load_default, load_folder, LoadedModel};
 use crate::diffusion::tasks::task_for_spec;
 use crate::diffusion::{ChatTemplate, Rng, Tokens};
 use crate::infill::{
-    check_fillable, fill_file, CausalConfig, CausalLm, CausalWriter, DiffusionWriter, FimFormat,
-    HoleyFile, InfillError, InfillOptions, Middle, MiddleWriter,
+    check_fillable, fill_file, CausalLm, CausalWriter, DiffusionWriter, FimFormat, HoleyFile,
+    InfillError, InfillOptions, Middle, MiddleWriter,
 };
 
 /// The largest file read, in bytes.
@@ -232,7 +232,6 @@ fn load(args: &InfillArgs) -> Result<Loaded, String> {
             diffusion(args, loaded)
         }
         _ => {
-            let cfg = CausalConfig::from_dir(dir).map_err(s)?;
             let model = CausalLm::load(dir, dtype, &device).map_err(s)?;
             let tok_path = args
                 .tokenizer
@@ -240,7 +239,8 @@ fn load(args: &InfillArgs) -> Result<Loaded, String> {
                 .unwrap_or_else(|| dir.join("tokenizer.json"));
             let tokens = Tokens::load_causal(&tok_path).map_err(s)?;
             let format =
-                FimFormat::for_family(cfg.family, dir, |name| tokens.token_id(name)).map_err(s)?;
+                FimFormat::for_family(model.config().family, dir, |name| tokens.token_id(name))
+                    .map_err(s)?;
             Ok(Loaded::Causal {
                 model,
                 tokens,

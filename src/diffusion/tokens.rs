@@ -18,6 +18,26 @@ use super::Family;
 /// Names of mask tokens, tried in order when none is given: Dream's, LLaDA's.
 pub const MASK_TOKEN_NAMES: [&str; 2] = ["<|mask|>", "<|mdm_mask|>"];
 
+/// `tokenizer.json` at `path`, read within [`MAX_TOKENIZER_BYTES`] and parsed.
+fn read_tokenizer(path: &Path) -> Result<Tokenizer> {
+    let json =
+        crate::vocab::read_bounded(path, MAX_TOKENIZER_BYTES, "tokenizer files").map_err(|e| {
+            DiffusionError::Tokenizer {
+                path: path.to_path_buf(),
+                reason: e.to_string(),
+            }
+        })?;
+    parse_tokenizer(&json, path)
+}
+
+/// A `tokenizer.json` held in memory; `label` names it in errors.
+fn parse_tokenizer(json: &[u8], label: &Path) -> Result<Tokenizer> {
+    Tokenizer::from_bytes(json).map_err(|e| DiffusionError::Tokenizer {
+        path: label.to_path_buf(),
+        reason: e.to_string(),
+    })
+}
+
 /// A tokenizer with the exact bytes of every id.
 ///
 /// `Debug` shows where it came from and its sizes, not its tables.
@@ -40,37 +60,18 @@ impl Tokens {
 
     /// Loads `tokenizer.json` with the named mask token (or the usual names if `None`).
     pub fn load_with_mask(path: &Path, mask: Option<&str>) -> Result<Tokens> {
-        let err = |reason: String| DiffusionError::Tokenizer {
-            path: path.to_path_buf(),
-            reason,
-        };
-        let json = crate::vocab::read_bounded(path, MAX_TOKENIZER_BYTES, "tokenizer files")
-            .map_err(|e| err(e.to_string()))?;
-        Self::from_bytes(&json, mask, path)
+        Self::from_tokenizer(read_tokenizer(path)?, Some(mask), path)
     }
 
     /// Reads a `tokenizer.json` held in memory; `label` names it in errors.
     pub fn from_bytes(json: &[u8], mask: Option<&str>, label: &Path) -> Result<Tokens> {
-        let tokenizer = Tokenizer::from_bytes(json).map_err(|e| DiffusionError::Tokenizer {
-            path: label.to_path_buf(),
-            reason: e.to_string(),
-        })?;
-        Self::from_tokenizer(tokenizer, Some(mask), label)
+        Self::from_tokenizer(parse_tokenizer(json, label)?, Some(mask), label)
     }
 
     /// Loads the `tokenizer.json` of an autoregressive model, which has no mask token
     /// ([`Tokens::mask_id`] is then `u32::MAX`, an id no vocabulary holds).
     pub fn load_causal(path: &Path) -> Result<Tokens> {
-        let json = crate::vocab::read_bounded(path, MAX_TOKENIZER_BYTES, "tokenizer files")
-            .map_err(|e| DiffusionError::Tokenizer {
-                path: path.to_path_buf(),
-                reason: e.to_string(),
-            })?;
-        let tokenizer = Tokenizer::from_bytes(&json).map_err(|e| DiffusionError::Tokenizer {
-            path: path.to_path_buf(),
-            reason: e.to_string(),
-        })?;
-        Self::from_tokenizer(tokenizer, None, path)
+        Self::from_tokenizer(read_tokenizer(path)?, None, path)
     }
 
     /// `mask`: `None` for no mask token (autoregressive models); `Some(None)` for the usual

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use super::config::{CausalConfig, CausalFamily};
+use super::config::CausalFamily;
 use crate::diffusion::checkpoint::field_error;
 use crate::diffusion::Result;
 
@@ -133,9 +133,4 @@ impl FimFormat {
     pub fn is_end(&self, id: u32) -> bool {
         self.ends.contains(&id)
     }
-}
-
-/// The family of a checkpoint folder, from its `config.json`.
-pub fn family(dir: &Path) -> Result<CausalFamily> {
-    Ok(CausalConfig::from_dir(dir)?.family)
 }

@@ -38,7 +38,7 @@ pub use diffusion::DiffusionWriter;
 #[cfg(feature = "models")]
 pub use file::{check_fillable, fill_file, HoleyFile, WriterFor};
 #[cfg(feature = "models")]
-pub use fim::{family, FimFormat};
+pub use fim::FimFormat;
 pub use frontier::{frontier_mask, may_end, may_follow, FrontierMask, Piece};
 #[cfg(feature = "models")]
 pub use generate::{
