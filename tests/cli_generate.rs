@@ -6,6 +6,10 @@ use std::process::Command;
 
 use lacuna::diffusion::byte_to_char;
 
+#[path = "common/tokenizer_json.rs"]
+mod tokenizer_json;
+use tokenizer_json::byte_level_tokenizer_json;
+
 /// A byte-level BPE tokenizer.json: ids < 256 are bytes, 300 `<|endoftext|>`, 310
 /// `<|mdm_mask|>`, other ids two-byte tokens.
 fn tokenizer_json() -> String {
@@ -19,25 +23,10 @@ fn tokenizer_json() -> String {
         };
         vocab.insert(text, id.into());
     }
-    // Added tokens take the id of their content in the vocabulary.
-    vocab.insert("<|endoftext|>".into(), 300.into());
-    vocab.insert("<|mdm_mask|>".into(), 310.into());
-    let added = |id: u32, content: &str| {
-        serde_json::json!({"id": id, "content": content, "single_word": false, "lstrip": false,
-            "rstrip": false, "normalized": false, "special": true})
-    };
-    let byte_level = serde_json::json!({"type": "ByteLevel", "add_prefix_space": false,
-        "trim_offsets": true, "use_regex": true});
-    serde_json::json!({
-        "version": "1.0", "truncation": null, "padding": null,
-        "added_tokens": [added(300, "<|endoftext|>"), added(310, "<|mdm_mask|>")],
-        "normalizer": null, "pre_tokenizer": byte_level, "post_processor": null,
-        "decoder": byte_level,
-        "model": {"type": "BPE", "dropout": null, "unk_token": null,
-            "continuing_subword_prefix": null, "end_of_word_suffix": null, "fuse_unk": false,
-            "byte_fallback": false, "vocab": vocab, "merges": []}
-    })
-    .to_string()
+    byte_level_tokenizer_json(
+        vocab,
+        &[(300, "<|endoftext|>".into()), (310, "<|mdm_mask|>".into())],
+    )
 }
 
 fn checkpoint(tag: &str, with_tokenizer: bool) -> PathBuf {

@@ -8,6 +8,10 @@ use std::process::Command;
 
 use lacuna::diffusion::byte_to_char;
 
+#[path = "common/tokenizer_json.rs"]
+mod tokenizer_json;
+use tokenizer_json::byte_level_tokenizer_json;
+
 fn lacuna(args: &[&str]) -> (String, String, bool) {
     let out = Command::new(env!("CARGO_BIN_EXE_lacuna"))
         .args(args)
@@ -125,29 +129,16 @@ fn fim_tokenizer_json(sentinels: &[(u32, &str)]) -> String {
     for (id, c) in alphabet.iter().enumerate() {
         vocab.insert(c.to_string(), id.into());
     }
-    let mut added = Vec::new();
-    for id in 256..384u32 {
-        let name = sentinels
-            .iter()
-            .find(|(i, _)| *i == id)
-            .map_or_else(|| format!("<|unused_{id}|>"), |(_, n)| n.to_string());
-        vocab.insert(name.clone(), id.into());
-        added.push(
-            serde_json::json!({"id": id, "content": name, "single_word": false,
-            "lstrip": false, "rstrip": false, "normalized": false, "special": true}),
-        );
-    }
-    let byte_level = serde_json::json!({"type": "ByteLevel", "add_prefix_space": false,
-        "trim_offsets": true, "use_regex": true});
-    serde_json::json!({
-        "version": "1.0", "truncation": null, "padding": null, "added_tokens": added,
-        "normalizer": null, "pre_tokenizer": byte_level, "post_processor": null,
-        "decoder": byte_level,
-        "model": {"type": "BPE", "dropout": null, "unk_token": null,
-            "continuing_subword_prefix": null, "end_of_word_suffix": null, "fuse_unk": false,
-            "byte_fallback": false, "vocab": vocab, "merges": []}
-    })
-    .to_string()
+    let specials: Vec<(u32, String)> = (256..384u32)
+        .map(|id| {
+            let name = sentinels
+                .iter()
+                .find(|(i, _)| *i == id)
+                .map_or_else(|| format!("<|unused_{id}|>"), |(_, n)| n.to_string());
+            (id, name)
+        })
+        .collect();
+    byte_level_tokenizer_json(vocab, &specials)
 }
 
 fn qwen2_checkpoint(tag: &str, sentinels: &[(u32, &str)]) -> PathBuf {

@@ -8,31 +8,9 @@ use std::path::{Path, PathBuf};
 use candle_core::{DType, Device, Tensor};
 use lacuna::diffusion::{self, DiffusionError, Dream, LLaDA, Model};
 
-fn data(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data")
-        .join(name)
-}
-
-fn expected(name: &str) -> (Tensor, Tensor) {
-    let t = candle_core::safetensors::load(data(name).join("expected.safetensors"), &Device::Cpu)
-        .unwrap();
-    (t["input_ids"].clone(), t["logits"].clone())
-}
-
-fn max_abs_diff(a: &Tensor, b: &Tensor) -> f32 {
-    assert_eq!(a.dims(), b.dims());
-    (a - b)
-        .unwrap()
-        .abs()
-        .unwrap()
-        .flatten_all()
-        .unwrap()
-        .max(0)
-        .unwrap()
-        .to_scalar::<f32>()
-        .unwrap()
-}
+#[path = "common/checkpoints.rs"]
+mod checkpoints;
+use checkpoints::{data, expected, max_abs_diff, scratch, tensors, write_sharded};
 
 fn diff_for(model: &dyn Model, name: &str) -> f32 {
     let (ids, want) = expected(name);
@@ -65,18 +43,6 @@ fn load_dispatches_on_model_type() {
         let m = diffusion::load(&data(name), DType::F32, &Device::Cpu).unwrap();
         assert!(diff_for(m.as_ref(), name) < 1e-4);
     }
-}
-
-/// A scratch folder unique to this test process.
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("lacuna-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn tensors(name: &str) -> HashMap<String, Tensor> {
-    candle_core::safetensors::load(data(name).join("model.safetensors"), &Device::Cpu).unwrap()
 }
 
 /// Copies the fixture's config and writes its weights as `dtype`.
@@ -115,21 +81,7 @@ fn computes_in_bf16() {
 fn sharded_checkpoints_load() {
     for name in ["llada-tiny", "dream-tiny"] {
         let dir = scratch(&format!("{name}-sharded"));
-        std::fs::copy(data(name).join("config.json"), dir.join("config.json")).unwrap();
-        let mut all: Vec<(String, Tensor)> = tensors(name).into_iter().collect();
-        all.sort_by(|a, b| a.0.cmp(&b.0));
-        let half = all.len() / 2;
-        let mut map = serde_json::Map::new();
-        for (i, part) in [&all[..half], &all[half..]].into_iter().enumerate() {
-            let file = format!("model-{:05}-of-00002.safetensors", i + 1);
-            let ts: HashMap<String, Tensor> = part.iter().cloned().collect();
-            candle_core::safetensors::save(&ts, dir.join(&file)).unwrap();
-            for (k, _) in part {
-                map.insert(k.clone(), file.clone().into());
-            }
-        }
-        let index = serde_json::json!({"metadata": {}, "weight_map": map});
-        std::fs::write(dir.join("model.safetensors.index.json"), index.to_string()).unwrap();
+        write_sharded(name, &dir, DType::F32);
         let m = diffusion::load(&dir, DType::F32, &Device::Cpu).unwrap();
         assert!(diff_for(m.as_ref(), name) < 1e-4);
         std::fs::remove_dir_all(dir).unwrap();

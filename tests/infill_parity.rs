@@ -4,10 +4,14 @@
 //! prompt against the fixtures' rows, and bad configs named.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use candle_core::{DType, Device, IndexOp, Tensor};
 use lacuna::infill::{CausalFamily, CausalLm, FimFormat, KvCache};
+
+#[path = "common/checkpoints.rs"]
+mod checkpoints;
+use checkpoints::{data, expected, max_abs_diff, scratch, write_sharded};
 
 const FAMILIES: [(&str, CausalFamily); 4] = [
     ("qwen2-fim-tiny", CausalFamily::Qwen2),
@@ -15,32 +19,6 @@ const FAMILIES: [(&str, CausalFamily); 4] = [
     ("llama-fim-tiny", CausalFamily::Llama),
     ("gemma-fim-tiny", CausalFamily::Gemma),
 ];
-
-fn data(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data")
-        .join(name)
-}
-
-fn expected(name: &str) -> (Tensor, Tensor) {
-    let t = candle_core::safetensors::load(data(name).join("expected.safetensors"), &Device::Cpu)
-        .unwrap();
-    (t["input_ids"].clone(), t["logits"].clone())
-}
-
-fn max_abs_diff(a: &Tensor, b: &Tensor) -> f32 {
-    assert_eq!(a.dims(), b.dims());
-    (a - b)
-        .unwrap()
-        .abs()
-        .unwrap()
-        .flatten_all()
-        .unwrap()
-        .max(0)
-        .unwrap()
-        .to_scalar::<f32>()
-        .unwrap()
-}
 
 #[test]
 fn every_family_matches_the_reference_logits() {
@@ -188,14 +166,6 @@ fn a_model_without_fim_tokens_and_bad_configs_are_named() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// A scratch folder unique to this test process.
-fn scratch(tag: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("lacuna-fim-{}-{tag}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
 fn full_pass_diff(dir: &Path, name: &str, dtype: DType) -> f32 {
     let model = CausalLm::load(dir, dtype, &Device::Cpu).unwrap();
     let (ids, want) = expected(name);
@@ -206,29 +176,9 @@ fn full_pass_diff(dir: &Path, name: &str, dtype: DType) -> f32 {
 #[test]
 fn half_precision_sharded_checkpoints_load() {
     for (name, _) in FAMILIES {
-        let src =
-            candle_core::safetensors::load(data(name).join("model.safetensors"), &Device::Cpu)
-                .unwrap();
-        let mut all: Vec<(String, Tensor)> = src.into_iter().collect();
-        all.sort_by(|a, b| a.0.cmp(&b.0));
         // Two shards named by an index, in bf16, as the released checkpoints ship.
         let dir = scratch(name);
-        std::fs::copy(data(name).join("config.json"), dir.join("config.json")).unwrap();
-        let half = all.len() / 2;
-        let mut map = serde_json::Map::new();
-        for (i, part) in [&all[..half], &all[half..]].into_iter().enumerate() {
-            let file = format!("model-{:05}-of-00002.safetensors", i + 1);
-            let ts: HashMap<String, Tensor> = part
-                .iter()
-                .map(|(k, v)| (k.clone(), v.to_dtype(DType::BF16).unwrap()))
-                .collect();
-            candle_core::safetensors::save(&ts, dir.join(&file)).unwrap();
-            for (k, _) in part {
-                map.insert(k.clone(), file.clone().into());
-            }
-        }
-        let index = serde_json::json!({"metadata": {}, "weight_map": map});
-        std::fs::write(dir.join("model.safetensors.index.json"), index.to_string()).unwrap();
+        write_sharded(name, &dir, DType::BF16);
         // bf16 weights computed in f32: off by the weights' rounding only.
         let d = full_pass_diff(&dir, name, DType::F32);
         assert!(d < 0.1, "{name}: bf16 weights in f32: {d}");
