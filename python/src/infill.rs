@@ -9,7 +9,6 @@ use std::time::Duration;
 
 use lacuna::canvas::HoleyText;
 use lacuna::checker::{CheckVerdict, Checker};
-use lacuna::deadline::Deadline;
 use lacuna::infill::{frontier_mask, Piece};
 use lacuna::vocab::{TokenId, TokenKind, TokenMask, Vocabulary};
 use pyo3::exceptions::{PyTypeError, PyValueError};
@@ -17,7 +16,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString};
 
 use super::{
-    bitmask_view, lacuna_error, widened, write_rows, Grammar, LacunaError, Stats, Tokenizer,
+    bitmask_view, deadline_for, lacuna_error, usable, vocab_id, widened, write_rows, Grammar,
+    Stats, Tokenizer,
 };
 
 /// Text given as `str` (UTF-8) or `bytes`.
@@ -248,27 +248,19 @@ impl InfillMatcher {
 
 impl InfillMatcher {
     fn ensure_usable(&self) -> PyResult<()> {
-        match &self.error {
-            None => Ok(()),
-            Some(why) => Err(LacunaError::new_err(format!(
-                "the middle cannot go on ({why}); call reset to start again"
-            ))),
-        }
+        usable(
+            &self.error,
+            "the middle cannot go on",
+            "call reset to start again",
+        )
     }
 
     fn id(&self, id: i64) -> PyResult<TokenId> {
-        if id < 0 || id as usize >= self.vocab.len() {
-            return Err(PyValueError::new_err(format!(
-                "token id {id} is outside the vocabulary ({} ids)",
-                self.vocab.len()
-            )));
-        }
-        Ok(id as TokenId)
+        vocab_id(&self.vocab, id).map_err(PyValueError::new_err)
     }
 
     fn arm_deadline(&mut self) {
-        let deadline = self.timeout.map_or_else(Deadline::never, Deadline::after);
-        self.checker.set_deadline(deadline);
+        self.checker.set_deadline(deadline_for(self.timeout));
     }
 
     /// Whether `prefix · middle · extra`, then (with `gap`) any text, then the suffix, can be

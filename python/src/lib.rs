@@ -293,6 +293,30 @@ impl Stats {
     }
 }
 
+/// A matcher's error state as a Python exception: `state` and its reason, and the way out.
+fn usable(error: &Option<String>, state: &str, remedy: &str) -> PyResult<()> {
+    match error {
+        None => Ok(()),
+        Some(why) => Err(LacunaError::new_err(format!("{state} ({why}); {remedy}"))),
+    }
+}
+
+/// `id` if `vocab` has it; else what is wrong, for the caller to say where.
+fn vocab_id(vocab: &Vocabulary, id: i64) -> Result<TokenId, String> {
+    if id < 0 || id as usize >= vocab.len() {
+        return Err(format!(
+            "token id {id} is outside the vocabulary ({} ids)",
+            vocab.len()
+        ));
+    }
+    Ok(id as TokenId)
+}
+
+/// The deadline of a call under a matcher's `set_timeout_ms`.
+fn deadline_for(timeout: Option<Duration>) -> Deadline {
+    timeout.map_or_else(Deadline::never, Deadline::after)
+}
+
 /// `vocab` as wide as the logits (`vocab_size`, if given): ids past the tokenizer are never
 /// allowed; narrower than the tokenizer is an error.
 pub(crate) fn widened(
@@ -584,22 +608,16 @@ impl CanvasMatcher {
 impl CanvasMatcher {
     /// An error naming why the canvas cannot be completed, once a call has found that.
     fn ensure_usable(&self) -> PyResult<()> {
-        match &self.error {
-            None => Ok(()),
-            Some(why) => Err(LacunaError::new_err(format!(
-                "the canvas cannot be completed ({why}); call set_canvas, retract or reset to go on"
-            ))),
-        }
+        usable(
+            &self.error,
+            "the canvas cannot be completed",
+            "call set_canvas, retract or reset to go on",
+        )
     }
 
     fn id_at(&self, position: usize, id: i64) -> PyResult<TokenId> {
-        if id < 0 || id as usize >= self.vocab.len() {
-            return Err(PyValueError::new_err(format!(
-                "position {position}: token id {id} is outside the vocabulary ({} ids)",
-                self.vocab.len()
-            )));
-        }
-        Ok(id as TokenId)
+        vocab_id(&self.vocab, id)
+            .map_err(|e| PyValueError::new_err(format!("position {position}: {e}")))
     }
 
     /// `p` as an index of the canvas.
@@ -648,11 +666,7 @@ impl CanvasMatcher {
     }
 
     fn arm_deadline(&mut self) {
-        let deadline = match self.timeout {
-            Some(t) => Deadline::after(t),
-            None => Deadline::never(),
-        };
-        self.checker.set_deadline(deadline);
+        self.checker.set_deadline(deadline_for(self.timeout));
     }
 
     /// The mask of each position (checked masked beforehand).
