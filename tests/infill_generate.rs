@@ -374,3 +374,25 @@ fn lazy_masks_write_what_eager_masks_write() {
         );
     }
 }
+
+#[test]
+fn a_text_mask_that_fails_leaves_the_callers_deadline_alone() {
+    // A checker without a vocabulary refuses the mask; the mask's 2 s limit must not stay
+    // armed, or every later check of this checker gives up once it passes.
+    use lacuna::canvas::HoleKind;
+    let mut checker = Checker::from_spec("json").unwrap();
+    let text = HoleyText {
+        chunks: vec![b"[".to_vec(), Vec::new(), b"]".to_vec()],
+    };
+    assert!(checker
+        .allowed_in_text(&text, &[HoleKind::Token, HoleKind::Any], 0)
+        .is_err());
+    std::thread::sleep(std::time::Duration::from_millis(2100));
+    let holey = HoleyText {
+        chunks: vec![b"[1, ".to_vec(), b", 2]".to_vec()],
+    };
+    assert_eq!(
+        checker.check_text(&holey).verdict,
+        CheckVerdict::Completable
+    );
+}

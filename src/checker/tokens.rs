@@ -47,6 +47,21 @@ pub struct Allowed {
     pub micros: u64,
 }
 
+impl Allowed {
+    /// The empty mask of `position` over `vocab_len` ids, nothing counted yet.
+    fn nothing_yet(position: usize, vocab_len: usize) -> Allowed {
+        Allowed {
+            position,
+            mask: TokenMask::new(vocab_len),
+            unknown: 0,
+            effects: 0,
+            checks: 0,
+            by_checks: false,
+            micros: 0,
+        }
+    }
+}
+
 impl Checker {
     /// Reads canvases of `vocab`'s ids from now on ([`Checker::check_tokens`],
     /// [`Checker::allowed`]); builds the vocabulary's trie over this grammar's byte classes.
@@ -121,16 +136,22 @@ impl Checker {
         position: usize,
     ) -> Result<Allowed, TokenCanvasError> {
         let t0 = Instant::now();
-        // The mask's time limit bounds all of its work (the one search and the automaton it
-        // searches, not only the per-effect checks), as the caller's deadline does.
+        self.under_mask_limit(t0, |c| c.allowed_by(canvas, position, t0))
+    }
+
+    /// Runs `mask` under the mask's time limit from `t0` (and never past the caller's
+    /// deadline), then gives the caller's deadline back, whatever `mask` returned. The limit
+    /// bounds all of a mask's work (the one search and the automaton it searches, not only
+    /// the per-effect checks), as the caller's deadline does.
+    fn under_mask_limit<T>(&mut self, t0: Instant, mask: impl FnOnce(&mut Checker) -> T) -> T {
         let Some(limit) = self.budgets.mask_deadline else {
-            return self.allowed_by(canvas, position, t0);
+            return mask(self);
         };
         let caller = self.deadline.clone();
         self.set_deadline(caller.no_later_than(t0 + limit));
-        let allowed = self.allowed_by(canvas, position, t0);
+        let out = mask(self);
         self.set_deadline(caller);
-        allowed
+        out
     }
 
     /// [`Checker::allowed`] under the deadline already set; `t0` is when the mask began.
@@ -152,15 +173,7 @@ impl Checker {
             Some(Some(id)) => return Err(TokenCanvasError::NotMasked { position, id: *id }),
             Some(None) => {}
         }
-        let mut out = Allowed {
-            position,
-            mask: TokenMask::new(vocab.len()),
-            unknown: 0,
-            effects: 0,
-            checks: 0,
-            by_checks: false,
-            micros: 0,
-        };
+        let mut out = Allowed::nothing_yet(position, vocab.len());
         // The end of the output: allowed where no text token follows.
         let text_after = canvas.cells[position + 1..]
             .iter()
@@ -353,28 +366,17 @@ impl Checker {
             });
         }
         let t0 = Instant::now();
-        let caller = self.deadline.clone();
-        if let Some(limit) = self.budgets.mask_deadline {
-            self.set_deadline(caller.no_later_than(t0 + limit));
-        }
-        self.evict_if_crowded();
         let vocab = self.vocab()?;
         let mut kinds = kinds.to_vec();
         kinds[hole] = HoleKind::Token;
-        let mut out = Allowed {
-            position: hole,
-            mask: TokenMask::new(vocab.len()),
-            unknown: 0,
-            effects: 0,
-            checks: 0,
-            by_checks: false,
-            micros: 0,
-        };
-        let by = self.text_tokens_allowed(Placement::Text, text, &kinds, hole as u32, &mut out);
-        if let Err(TooLarge) = by {
-            out.unknown += vocab.text_ids().count();
-        }
-        self.set_deadline(caller);
+        let mut out = Allowed::nothing_yet(hole, vocab.len());
+        self.under_mask_limit(t0, |c| {
+            c.evict_if_crowded();
+            let by = c.text_tokens_allowed(Placement::Text, text, &kinds, hole as u32, &mut out);
+            if let Err(TooLarge) = by {
+                out.unknown += vocab.text_ids().count();
+            }
+        });
         out.micros = t0.elapsed().as_micros() as u64;
         Ok(out)
     }
