@@ -73,7 +73,7 @@ pub struct InfillArgs {
 }
 
 /// The model and what a writer needs besides it.
-enum Loaded {
+pub(super) enum Loaded {
     Causal {
         model: CausalLm,
         tokens: Tokens,
@@ -219,23 +219,41 @@ fn hole_record(i: usize, text: &[u8], m: &Middle) -> serde_json::Value {
 }
 
 fn load(args: &InfillArgs) -> Result<Loaded, String> {
-    let (dtype, device) = super::generate::dtype_and_device(&args.dtype, args.cuda)?;
+    load_model(
+        args.model.as_deref(),
+        args.tokenizer.as_deref(),
+        &args.dtype,
+        args.cuda,
+        &args.grammar,
+    )
+}
+
+/// Loads the model of `lacuna infill` (and `eval run` on infilling tasks): a causal FIM
+/// checkpoint, a diffusion checkpoint, or the embedded model (`model` None), prompted for the
+/// task of `grammar` when it was trained by lacuna.
+pub(super) fn load_model(
+    model: Option<&std::path::Path>,
+    tokenizer: Option<&std::path::Path>,
+    dtype: &str,
+    cuda: bool,
+    grammar: &str,
+) -> Result<Loaded, String> {
+    let (dtype, device) = super::generate::dtype_and_device(dtype, cuda)?;
     let s = |e: crate::diffusion::DiffusionError| e.to_string();
-    let Some(dir) = &args.model else {
+    let Some(dir) = model else {
         let loaded = load_default(dtype, &device).map_err(s)?;
-        return diffusion(args, loaded);
+        return diffusion(grammar, loaded);
     };
     let model_type = crate::diffusion::checkpoint::model_type(dir).map_err(s)?;
     match model_type.to_ascii_lowercase().as_str() {
         "llada" | "dream" => {
-            let loaded = load_folder(dir, args.tokenizer.as_deref(), dtype, &device).map_err(s)?;
-            diffusion(args, loaded)
+            let loaded = load_folder(dir, tokenizer, dtype, &device).map_err(s)?;
+            diffusion(grammar, loaded)
         }
         _ => {
             let model = CausalLm::load(dir, dtype, &device).map_err(s)?;
-            let tok_path = args
-                .tokenizer
-                .clone()
+            let tok_path = tokenizer
+                .map(std::path::Path::to_path_buf)
                 .unwrap_or_else(|| dir.join("tokenizer.json"));
             let tokens = Tokens::load_causal(&tok_path).map_err(s)?;
             let format =
@@ -252,10 +270,10 @@ fn load(args: &InfillArgs) -> Result<Loaded, String> {
 
 /// A diffusion model's prompt (the grammar's task, for models trained by lacuna; else none)
 /// and the ids that end a middle (its end of text and end of turn).
-fn diffusion(args: &InfillArgs, loaded: LoadedModel) -> Result<Loaded, String> {
+fn diffusion(grammar: &str, loaded: LoadedModel) -> Result<Loaded, String> {
     let task = match &loaded.card {
-        Some(card) => task_for_spec(&args.grammar)
-            .map_err(|e| format!("--grammar {}: {e}", args.grammar))?
+        Some(card) => task_for_spec(grammar)
+            .map_err(|e| format!("--grammar {grammar}: {e}"))?
             .and_then(|(name, prompt)| card.tasks.get(name).map(|_| prompt)),
         None => None,
     };

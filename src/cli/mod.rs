@@ -2,6 +2,7 @@
 
 mod check;
 mod checkers;
+mod eval;
 mod generate;
 mod grammar;
 mod infill;
@@ -33,6 +34,9 @@ enum Command {
     Infill(Box<infill::InfillArgs>),
     /// Train a small masked diffusion model (LLaDA layout) and its tokenizer.
     Train(train::TrainArgs),
+    /// The research harness: prepare tasks, run a model, score, make the paper's tables.
+    #[command(subcommand)]
+    Eval(eval::EvalCommand),
     /// Inspect grammars: sizes before and after normalization, rules.
     #[command(subcommand)]
     Grammar(grammar::GrammarCommand),
@@ -47,6 +51,7 @@ pub fn main() -> ExitCode {
         Command::Generate(args) => generate::run(*args),
         Command::Infill(args) => infill::run(*args),
         Command::Train(args) => train::run(args),
+        Command::Eval(cmd) => eval::run(cmd),
         Command::Grammar(cmd) => grammar::run(cmd).map(|()| true).map_err(|e| e.to_string()),
     };
     match result {

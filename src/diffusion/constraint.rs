@@ -92,6 +92,21 @@ pub(crate) fn completed(
     }
 }
 
+/// The generated part of a completion of a canvas that starts with the fixed `prefix`: the
+/// completion keeps placed tokens verbatim, so it starts with the prefix's bytes; an error
+/// (not a silently wrong output) if it does not.
+pub(crate) fn after_prefix(mut text: Vec<u8>, prefix: &[u8]) -> Result<Vec<u8>> {
+    if !text.starts_with(prefix) {
+        return Err(DiffusionError::Completion(format!(
+            "the completion does not start with the fixed prefix ({} bytes): {:?}",
+            prefix.len(),
+            String::from_utf8_lossy(&text[..text.len().min(prefix.len() + 16)])
+        )));
+    }
+    text.drain(..prefix.len());
+    Ok(text)
+}
+
 /// What a constraint did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ConstraintStats {
@@ -109,6 +124,10 @@ pub struct ConstraintStats {
 /// and answers, for a proposed (position, token), whether the canvas stays completable under
 /// the grammar; accepted tokens are placed one after another, so every check sees the earlier
 /// ones. An accepted EOS ends the output: every later position becomes EOS.
+///
+/// The output may continue a fixed prefix that the model did not generate (a function's
+/// declaration): [`Constraint::with_prefix`]. The grammar then judges the prefix and the
+/// output together, while positions and texts stay those of the output alone.
 ///
 /// ```
 /// use lacuna::checker::Checker;
@@ -143,17 +162,44 @@ pub struct ConstraintStats {
 pub struct Constraint<'a> {
     checker: &'a mut Checker,
     table: &'a TokenTable,
+    /// The prefix's cell (if the prefix is not empty), then the generated positions.
     canvas: Canvas,
+    /// The fixed prefix's bytes.
+    prefix: Vec<u8>,
+    /// Cells before the generated positions: 1 with a prefix, else 0.
+    offset: usize,
     stats: ConstraintStats,
 }
 
 impl<'a> Constraint<'a> {
     /// A constraint on `len` generated positions, all masked.
     pub fn new(checker: &'a mut Checker, table: &'a TokenTable, len: usize) -> Constraint<'a> {
+        Constraint::with_prefix(checker, table, &[], len)
+    }
+
+    /// A constraint on `len` generated positions, all masked, that continue the fixed text
+    /// `prefix` (one placed cell in front of them; none when it is empty): every check and
+    /// completion reads `prefix` and the output together, as one word of the grammar.
+    /// Positions given to the methods count from the first generated one, and the texts they
+    /// return leave the prefix out.
+    pub fn with_prefix(
+        checker: &'a mut Checker,
+        table: &'a TokenTable,
+        prefix: &[u8],
+        len: usize,
+    ) -> Constraint<'a> {
+        let mut cells = Vec::with_capacity(len + 1);
+        if !prefix.is_empty() {
+            cells.push(Cell::Token(prefix.to_vec()));
+        }
+        let offset = cells.len();
+        cells.resize(offset + len, Cell::Mask);
         Constraint {
             checker,
             table,
-            canvas: Canvas::new(vec![Cell::Mask; len]),
+            canvas: Canvas::new(cells),
+            prefix: prefix.to_vec(),
+            offset,
             stats: ConstraintStats::default(),
         }
     }
@@ -161,22 +207,23 @@ impl<'a> Constraint<'a> {
     /// Whether `token` at `position` keeps the canvas completable. A position that is not
     /// masked, and an EOS before a placed token (it would erase it), are refused unchecked.
     pub fn check(&mut self, position: usize, token: u32) -> bool {
-        if self.canvas.cells.get(position) != Some(&Cell::Mask) {
+        let at = self.offset + position;
+        if self.canvas.cells.get(at) != Some(&Cell::Mask) {
             return false;
         }
         let cell = self.table.cell(token);
         if cell == Cell::Eos
-            && self.canvas.cells[position + 1..]
+            && self.canvas.cells[at + 1..]
                 .iter()
                 .any(|c| matches!(c, Cell::Token(_)))
         {
             return false;
         }
-        let old = std::mem::replace(&mut self.canvas.cells[position], cell);
+        let old = std::mem::replace(&mut self.canvas.cells[at], cell);
         let t0 = Instant::now();
         let verdict = self.checker.check(&self.canvas).verdict;
         self.stats.checker_time += t0.elapsed();
-        self.canvas.cells[position] = old;
+        self.canvas.cells[at] = old;
         self.stats.checks += 1;
         match verdict {
             CheckVerdict::Completable => true,
@@ -198,24 +245,24 @@ impl<'a> Constraint<'a> {
         let cell = self.table.cell(token);
         let mut filled = Vec::new();
         if cell == Cell::Eos {
-            for (i, c) in self.canvas.cells.iter_mut().enumerate().skip(position + 1) {
+            for (i, c) in self.cells_mut().iter_mut().enumerate().skip(position + 1) {
                 if *c != Cell::Eos {
                     *c = Cell::Eos;
                     filled.push(i);
                 }
             }
         }
-        self.canvas.cells[position] = cell;
+        self.cells_mut()[position] = cell;
         filled
     }
 
     /// A full output built from the canvas (its chunks in order, holes filled by the
-    /// checker's shortest readable completion).
+    /// checker's shortest readable completion), without the prefix.
     pub fn completion(&mut self) -> Result<Vec<u8>> {
         let t0 = Instant::now();
         let out = self.checker.complete(&self.canvas);
         self.stats.checker_time += t0.elapsed();
-        completed(out)
+        after_prefix(completed(out)?, &self.prefix)
     }
 
     /// Whether no position is masked before the first EOS.
@@ -223,9 +270,26 @@ impl<'a> Constraint<'a> {
         self.canvas.num_masks() == 0
     }
 
-    /// The canvas as it stands: accepted tokens and EOS, masks elsewhere.
+    /// The whole canvas as the checker reads it: the prefix's cell (if any), then the
+    /// generated positions (accepted tokens and EOS, masks elsewhere). [`Constraint::cells`]
+    /// has the generated positions alone.
     pub fn canvas(&self) -> &Canvas {
         &self.canvas
+    }
+
+    /// The cells of the generated positions, indexed as the methods' positions are.
+    pub fn cells(&self) -> &[Cell] {
+        &self.canvas.cells[self.offset..]
+    }
+
+    /// [`Constraint::cells`], to place tokens.
+    fn cells_mut(&mut self) -> &mut [Cell] {
+        &mut self.canvas.cells[self.offset..]
+    }
+
+    /// The fixed prefix the output continues (empty for [`Constraint::new`]).
+    pub fn prefix(&self) -> &[u8] {
+        &self.prefix
     }
 
     /// What the constraint has done so far.
@@ -238,6 +302,7 @@ impl fmt::Debug for Constraint<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Constraint")
             .field("canvas", &self.canvas)
+            .field("offset", &self.offset)
             .field("table_len", &self.table.len())
             .field("stats", &self.stats)
             .finish_non_exhaustive()

@@ -130,7 +130,9 @@ pub struct Generation {
 }
 
 /// Generates `options.gen_length` tokens after `prompt` with `sampler`, under `constraint`
-/// if given (a constraint over `gen_length` positions, typically fresh).
+/// if given (a constraint over `gen_length` positions, typically fresh). With a constraint
+/// that has a fixed prefix ([`Constraint::with_prefix`]) the text is still the generated part
+/// alone; the prompt is the caller's, so it typically ends with the prefix's tokens.
 pub fn generate(
     model: &dyn Model,
     sampler: &mut dyn Sampler,
@@ -143,7 +145,7 @@ pub fn generate(
     let n = options.gen_length;
     let p = prompt.len();
     if let Some(c) = constraint.as_deref() {
-        covers(c.canvas().cells.len(), n)?;
+        covers(c.cells().len(), n)?;
     }
     let (mut ids, mut rng) = start(model, sampler, prompt, options)?;
     let mut stats = GenerationStats::default();
@@ -231,8 +233,7 @@ pub fn generate(
                 let t = c.completion()?;
                 stats.checker_time = c.stats().checker_time - before.checker_time;
                 let placed: usize = c
-                    .canvas()
-                    .cells
+                    .cells()
                     .iter()
                     .map(|c| match c {
                         crate::canvas::Cell::Token(b) => b.len(),

@@ -12,7 +12,7 @@ use crate::canvas::{Canvas, Cell};
 use crate::checker::{CheckVerdict, Checker};
 use crate::vocab::{TokenKind, TokenMask, Vocabulary};
 
-use super::constraint::completed;
+use super::constraint::{after_prefix, completed};
 use super::error::{DiffusionError, Result};
 use super::generate::{
     covers, logits_rows, place, start, step_rows, GenerateOptions, Generation, GenerationStats,
@@ -42,11 +42,20 @@ pub struct MaskStats {
 /// A grammar constraint on one generation through masks: the token canvas of the generated
 /// positions and the checker that reads it. See [`generate_masked`].
 ///
+/// The output may continue fixed tokens that the model did not generate (a function's
+/// declaration): [`MaskConstraint::with_prefix`]. The grammar then reads them and the output
+/// together, while positions and texts stay those of the output alone.
+///
 /// `Debug` shows the canvas, statistics and mode, not the checker or the vocabulary.
 pub struct MaskConstraint<'a> {
     checker: &'a mut Checker,
     vocab: Arc<Vocabulary>,
+    /// The prefix's ids, then the generated positions.
     canvas: TokenCanvas,
+    /// Positions of the prefix in front of the generated ones.
+    offset: usize,
+    /// The prefix's bytes.
+    prefix: Vec<u8>,
     stats: MaskStats,
     lazy: bool,
 }
@@ -56,23 +65,57 @@ impl<'a> MaskConstraint<'a> {
     /// canvases ([`Checker::with_vocabulary`]) of the model's ids, and its grammar must have a
     /// word (an empty language is an error here, not an empty mask later).
     pub fn new(checker: &'a mut Checker, len: usize) -> Result<MaskConstraint<'a>> {
+        MaskConstraint::with_prefix(checker, &[], len)
+    }
+
+    /// A constraint on `len` generated positions, all masked, that continue the fixed text
+    /// tokens `prefix` (placed positions in front of them): every mask, check and completion
+    /// reads the prefix and the output together, as one word of the grammar. Positions given
+    /// to the methods count from the first generated one, and the texts they return leave the
+    /// prefix out. Besides [`MaskConstraint::new`]'s errors, a prefix id that is not a text
+    /// token of the vocabulary, and a prefix that no word of the grammar starts with, are
+    /// errors here.
+    pub fn with_prefix(
+        checker: &'a mut Checker,
+        prefix: &[u32],
+        len: usize,
+    ) -> Result<MaskConstraint<'a>> {
         let vocab = checker.vocabulary().cloned().ok_or_else(|| {
             DiffusionError::Sampler(
                 "mask-guided generation needs a checker with the model's vocabulary".into(),
             )
         })?;
+        let mut bytes = Vec::new();
+        for (i, &id) in prefix.iter().enumerate() {
+            if vocab.kind(id) != Some(TokenKind::Text) {
+                return Err(DiffusionError::Sampler(format!(
+                    "prefix position {i}: id {id} is not a text token of the checker's \
+                     vocabulary"
+                )));
+            }
+            bytes.extend_from_slice(vocab.bytes(id));
+        }
         let anything = crate::canvas::HoleyText {
-            chunks: vec![Vec::new(), Vec::new()],
+            chunks: vec![bytes.clone(), Vec::new()],
         };
         if checker.check_text(&anything).verdict == CheckVerdict::NotCompletable {
-            return Err(DiffusionError::Sampler(
-                "the grammar's language is empty: no output can follow it".into(),
-            ));
+            return Err(DiffusionError::Sampler(if prefix.is_empty() {
+                "the grammar's language is empty: no output can follow it".into()
+            } else {
+                format!(
+                    "no word of the grammar starts with the prefix {:?}",
+                    String::from_utf8_lossy(&bytes)
+                )
+            }));
         }
+        let mut cells: Vec<Option<u32>> = prefix.iter().map(|&id| Some(id)).collect();
+        cells.resize(prefix.len() + len, None);
         Ok(MaskConstraint {
             checker,
             vocab,
-            canvas: TokenCanvas::masked(len),
+            canvas: TokenCanvas::new(cells),
+            offset: prefix.len(),
+            prefix: bytes,
             stats: MaskStats::default(),
             lazy: false,
         })
@@ -90,7 +133,7 @@ impl<'a> MaskConstraint<'a> {
         let t0 = Instant::now();
         let a = self
             .checker
-            .allowed(&self.canvas, position)
+            .allowed(&self.canvas, self.offset + position)
             .map_err(|e| DiffusionError::Sampler(format!("mask at position {position}: {e}")))?;
         self.stats.mask_time += t0.elapsed();
         self.stats.masks += 1;
@@ -103,13 +146,14 @@ impl<'a> MaskConstraint<'a> {
 
     /// Whether `id` at masked `position` keeps the canvas completable (one check).
     pub fn check(&mut self, position: usize, id: u32) -> bool {
-        if self.canvas.cells.get(position) != Some(&None) {
+        let at = self.offset + position;
+        if self.canvas.cells.get(at) != Some(&None) {
             return false;
         }
         let t0 = Instant::now();
         let verdict = self
             .checker
-            .check_tokens(&self.canvas.with(position, id))
+            .check_tokens(&self.canvas.with(at, id))
             .map(|c| c.verdict);
         self.stats.check_time += t0.elapsed();
         self.stats.rechecks += 1;
@@ -120,32 +164,34 @@ impl<'a> MaskConstraint<'a> {
     /// Returns the positions that became end-of-output besides `position`.
     pub fn accept(&mut self, position: usize, id: u32) -> Vec<usize> {
         let mut filled = Vec::new();
+        let offset = self.offset;
+        let cells = &mut self.canvas.cells[offset..];
         if self.vocab.kind(id) == Some(TokenKind::Eos) {
-            for (i, c) in self.canvas.cells.iter_mut().enumerate().skip(position + 1) {
+            for (i, c) in cells.iter_mut().enumerate().skip(position + 1) {
                 if *c != Some(id) {
                     *c = Some(id);
                     filled.push(i);
                 }
             }
         }
-        self.canvas.cells[position] = Some(id);
+        cells[position] = Some(id);
         filled
     }
 
     /// Inserts a masked position at `position` (the later ones move up by one).
     fn insert_mask(&mut self, position: usize) {
-        let eos = self.canvas.cells[..position]
+        let eos = self.cells()[..position]
             .iter()
             .flatten()
             .any(|&id| self.vocab.kind(id) == Some(TokenKind::Eos));
         debug_assert!(!eos, "no position is inserted after the end of the output");
-        self.canvas.cells.insert(position, None);
+        self.canvas.cells.insert(self.offset + position, None);
     }
 
     /// The masked positions before the first end-of-output id.
     fn open_positions(&self) -> Vec<usize> {
         let mut out = Vec::new();
-        for (i, c) in self.canvas.cells.iter().enumerate() {
+        for (i, c) in self.cells().iter().enumerate() {
             match c {
                 None => out.push(i),
                 Some(id) if self.vocab.kind(*id) == Some(TokenKind::Eos) => break,
@@ -157,7 +203,7 @@ impl<'a> MaskConstraint<'a> {
 
     /// Whether no position is masked before the first end-of-output id.
     pub fn is_complete(&self) -> bool {
-        for c in &self.canvas.cells {
+        for c in self.cells() {
             match c {
                 None => return false,
                 Some(id) if self.vocab.kind(*id) == Some(TokenKind::Eos) => return true,
@@ -168,10 +214,10 @@ impl<'a> MaskConstraint<'a> {
     }
 
     /// The output's bytes: the placed tokens up to the first end-of-output id (masks add
-    /// nothing).
+    /// nothing), without the prefix.
     pub fn text(&self) -> Vec<u8> {
         let mut out = Vec::new();
-        for id in self.canvas.cells.iter().flatten() {
+        for id in self.cells().iter().flatten() {
             if self.vocab.kind(*id) == Some(TokenKind::Eos) {
                 break;
             }
@@ -180,10 +226,9 @@ impl<'a> MaskConstraint<'a> {
         out
     }
 
-    /// Bytes of every placed text token, EOS or not before them.
+    /// Bytes of every placed text token of the output, EOS or not before them.
     fn text_bytes(&self) -> usize {
-        self.canvas
-            .cells
+        self.cells()
             .iter()
             .flatten()
             .filter(|&&id| self.vocab.kind(id) == Some(TokenKind::Text))
@@ -191,7 +236,7 @@ impl<'a> MaskConstraint<'a> {
             .sum()
     }
 
-    /// How many bytes the grammar's completion would add to the canvas's text (`None` when
+    /// How many bytes the grammar's completion would add to the output's text (`None` when
     /// it finds none within its budget).
     fn left_to_complete(&mut self) -> Option<usize> {
         let text = self.completion().ok()?;
@@ -199,7 +244,8 @@ impl<'a> MaskConstraint<'a> {
     }
 
     /// A full output from the canvas: its text with every run of masks as a hole that the
-    /// checker's completion fills (any text: the last resort, when positions ran out).
+    /// checker's completion fills (any text: the last resort, when positions ran out),
+    /// without the prefix.
     pub fn completion(&mut self) -> Result<Vec<u8>> {
         let cells = self
             .canvas
@@ -214,12 +260,24 @@ impl<'a> MaskConstraint<'a> {
         let t0 = Instant::now();
         let out = self.checker.complete(&Canvas::new(cells));
         self.stats.check_time += t0.elapsed();
-        completed(out)
+        after_prefix(completed(out)?, &self.prefix)
     }
 
-    /// The token canvas as it stands: placed ids, `None` where still masked.
+    /// The whole token canvas as the checker reads it: the prefix's ids, then the generated
+    /// positions (placed ids, `None` where still masked). [`MaskConstraint::cells`] has the
+    /// generated positions alone.
     pub fn canvas(&self) -> &TokenCanvas {
         &self.canvas
+    }
+
+    /// The cells of the generated positions, indexed as the methods' positions are.
+    pub fn cells(&self) -> &[Option<u32>] {
+        &self.canvas.cells[self.offset..]
+    }
+
+    /// The fixed prefix's bytes (empty for [`MaskConstraint::new`]).
+    pub fn prefix(&self) -> &[u8] {
+        &self.prefix
     }
 
     /// What the masks and checks have cost so far.
@@ -232,6 +290,7 @@ impl fmt::Debug for MaskConstraint<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("MaskConstraint")
             .field("canvas", &self.canvas)
+            .field("offset", &self.offset)
             .field("vocab_len", &self.vocab.len())
             .field("stats", &self.stats)
             .field("lazy", &self.lazy)
@@ -241,7 +300,9 @@ impl fmt::Debug for MaskConstraint<'_> {
 
 /// Generates `options.gen_length` tokens after `prompt` with `sampler`, every token drawn
 /// from its position's valid-token mask. `constraint` covers the generated positions,
-/// typically fresh.
+/// typically fresh; with a fixed prefix ([`MaskConstraint::with_prefix`]) the text is still
+/// the generated part alone (the prompt is the caller's, so it typically ends with the
+/// prefix's tokens).
 ///
 /// The grammar steers the model's own distribution, so the model writes the output and nothing
 /// is proposed only to be rejected.
@@ -286,7 +347,7 @@ pub fn generate_masked(
     let mask = model.mask_token_id();
     let n = options.gen_length;
     let p = prompt.len();
-    covers(constraint.canvas.len(), n)?;
+    covers(constraint.cells().len(), n)?;
     if constraint.vocab.len() < model.vocab_size() {
         return Err(DiffusionError::Sampler(format!(
             "the checker's vocabulary has {} ids, the model's logits {}",
@@ -390,12 +451,7 @@ pub fn generate_masked(
     stats.mask_time = s.mask_time - before.mask_time;
     stats.unknown_ids = s.unknown_ids - before.unknown_ids;
     stats.empty_masks = s.empty_masks - before.empty_masks;
-    stats.unfilled = constraint
-        .canvas
-        .cells
-        .iter()
-        .filter(|c| c.is_none())
-        .count();
+    stats.unfilled = constraint.cells().iter().filter(|c| c.is_none()).count();
     let text = if constraint.is_complete() {
         constraint.text()
     } else {
@@ -505,10 +561,11 @@ fn closer(
         .collect();
     ranked.sort_by(|&a, &b| logits[b as usize].total_cmp(&logits[a as usize]));
     let mut fewest: Option<(usize, u32)> = None;
+    let at = constraint.offset + position;
     for &t in ranked.iter().take(CLOSING_CANDIDATES) {
-        constraint.canvas.cells[position] = Some(t);
+        constraint.canvas.cells[at] = Some(t);
         let left = constraint.left_to_complete();
-        constraint.canvas.cells[position] = None;
+        constraint.canvas.cells[at] = None;
         let Some(left) = left else { continue };
         if left < now {
             return Some(t);

@@ -1,0 +1,360 @@
+//! `lacuna eval score`: each result file's records judged by lacuna's grammar and by the
+//! independent tools, for Con.⁻ (the text the model wrote) and Con. (with the grammar's
+//! completion where one was needed). Writes `X.scored.jsonl` beside each `X.jsonl`.
+//!
+//! A record whose generation failed scores false everywhere, with its error as the reason; a
+//! tool that is missing is named before anything is scored; a test that hangs fails its item
+//! after the time limit. Scored files are written one at a time, so what was scored before an
+//! interruption stays.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use clap::Args;
+
+use super::oracles::{json_equal, json_valid, Gxx, Outcome, Rdkit};
+use super::records::{
+    extract, is_mri, read_jsonl, Functional, GrammarKind, JsonlWriter, MriItem, ResultRecord,
+    ScoredRecord, TaskItem, Verdicts,
+};
+use crate::checker::Checker;
+
+#[derive(Args, Debug)]
+pub struct ScoreArgs {
+    /// Result files of `eval run` (`*.scored.jsonl` files are skipped).
+    #[arg(required = true)]
+    results: Vec<PathBuf>,
+    /// The folder of the task files (`eval prepare --out`).
+    #[arg(long)]
+    tasks: PathBuf,
+    /// Seconds each compile and each test run may take.
+    #[arg(long, default_value_t = 20.0)]
+    timeout: f64,
+    /// C++ programs compiled at once (default: the number of CPUs).
+    #[arg(long)]
+    jobs: Option<usize>,
+    /// Python interpreter with RDKit (default: $LACUNA_PYTHON, else target/eval-venv, else
+    /// python3).
+    #[arg(long)]
+    python: Option<String>,
+    /// The C++ compiler.
+    #[arg(long, default_value = "g++")]
+    gxx: String,
+}
+
+pub fn run(args: ScoreArgs) -> Result<bool, String> {
+    if !(args.timeout > 0.0 && args.timeout.is_finite()) {
+        return Err(format!("--timeout {}: must be positive", args.timeout));
+    }
+    let files: Vec<&PathBuf> = args
+        .results
+        .iter()
+        .filter(|p| !p.to_string_lossy().ends_with(".scored.jsonl"))
+        .collect();
+    if files.is_empty() {
+        return Err("no result files to score (only *.scored.jsonl given)".into());
+    }
+    // Read everything first: a bad file is named before any tool runs.
+    let mut inputs = Vec::new();
+    for f in &files {
+        let records: Vec<ResultRecord> = read_jsonl(f)?;
+        inputs.push((*f, records));
+    }
+    let mut items: HashMap<String, HashMap<String, TaskItem>> = HashMap::new();
+    for (f, records) in &inputs {
+        for r in records {
+            if !items.contains_key(&r.task) {
+                let path = args.tasks.join(format!("{}.jsonl", r.task));
+                let list = read_items(&path, &r.task)?;
+                items.insert(
+                    r.task.clone(),
+                    list.into_iter().map(|i| (i.id.clone(), i)).collect(),
+                );
+            }
+            if !items[&r.task].contains_key(&r.id) {
+                return Err(format!(
+                    "{}: item {} of task {} is not in {}",
+                    f.display(),
+                    r.id,
+                    r.task,
+                    args.tasks.join(format!("{}.jsonl", r.task)).display()
+                ));
+            }
+        }
+    }
+    let kinds: Vec<GrammarKind> = items
+        .values()
+        .flat_map(|m| m.values().map(|i| i.grammar))
+        .collect();
+    let limit = Duration::from_secs_f64(args.timeout);
+    let gxx = if kinds.contains(&GrammarKind::Cpp) {
+        Some(Gxx::find(&args.gxx, limit)?)
+    } else {
+        None
+    };
+    let rdkit = if kinds.contains(&GrammarKind::Smiles) {
+        Some(Rdkit::find(args.python.as_deref())?)
+    } else {
+        None
+    };
+    let jobs = args.jobs.unwrap_or_else(|| {
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+    });
+    let mut checkers = Checkers::default();
+    for (f, records) in &inputs {
+        let out_path = scored_path(f);
+        let judges = Judges {
+            gxx: gxx.as_ref(),
+            rdkit: rdkit.as_ref(),
+            jobs,
+        };
+        let scored = score_file(records, &items, &judges, &mut checkers)?;
+        let mut w = JsonlWriter::create(&out_path)?;
+        for s in &scored {
+            w.write(s)?;
+        }
+        eprintln!("{}: {} records", out_path.display(), scored.len());
+    }
+    Ok(true)
+}
+
+/// A task file's items; an infilling item is judged as a C++ answer with its tests (its
+/// program is the declaration and the filled solution).
+fn read_items(path: &Path, task: &str) -> Result<Vec<TaskItem>, String> {
+    if !is_mri(task) {
+        let items: Vec<TaskItem> = read_jsonl(path)?;
+        if let Some(i) = items
+            .iter()
+            .find(|i| i.grammar == GrammarKind::Schema && i.schema.is_none())
+        {
+            return Err(format!(
+                "{}: item {} has grammar `schema` but no `schema`",
+                path.display(),
+                i.id
+            ));
+        }
+        return Ok(items);
+    }
+    let items: Vec<MriItem> = read_jsonl(path)?;
+    Ok(items
+        .into_iter()
+        .map(|m| TaskItem {
+            task: m.task,
+            id: m.id,
+            source: m.source,
+            system: String::new(),
+            user: String::new(),
+            prefill: String::new(),
+            fixed_prefix: m.declaration,
+            grammar: GrammarKind::Cpp,
+            schema: None,
+            gold: Some(m.removed.join("\n")),
+            tests: Some(m.test),
+            functional: Functional::Tests,
+            held_out: m.held_out,
+        })
+        .collect())
+}
+
+fn scored_path(results: &Path) -> PathBuf {
+    let name = results
+        .file_name()
+        .map_or_else(|| "results".into(), |n| n.to_string_lossy().into_owned());
+    let stem = name.strip_suffix(".jsonl").unwrap_or(&name);
+    results.with_file_name(format!("{stem}.scored.jsonl"))
+}
+
+struct Judges<'a> {
+    gxx: Option<&'a Gxx>,
+    rdkit: Option<&'a Rdkit>,
+    jobs: usize,
+}
+
+/// lacuna's checkers by grammar (one per schema item), built once per scoring run.
+#[derive(Default)]
+struct Checkers {
+    by_key: HashMap<String, Checker>,
+}
+
+impl Checkers {
+    fn accepts(&mut self, item: &TaskItem, text: &str) -> Result<bool, String> {
+        let key = match item.grammar {
+            GrammarKind::Schema => format!("schema {}", item.id),
+            GrammarKind::Cpp => "cpp".into(),
+            GrammarKind::Smiles => "smiles".into(),
+        };
+        if !self.by_key.contains_key(&key) {
+            let grammar = super::run::item_grammar(item)?;
+            let checker = Checker::new(grammar).map_err(|e| e.to_string())?;
+            self.by_key.insert(key.clone(), checker);
+        }
+        Ok(self
+            .by_key
+            .get_mut(&key)
+            .expect("inserted")
+            .accepts(text.as_bytes()))
+    }
+}
+
+/// One text to judge by the tools: its item and its extracted answer.
+struct Job<'a> {
+    item: &'a TaskItem,
+    extracted: String,
+}
+
+/// What the tools said of one text.
+#[derive(Clone)]
+struct ToolVerdict {
+    oracle: Outcome,
+    functional: Outcome,
+}
+
+fn score_file(
+    records: &[ResultRecord],
+    items: &HashMap<String, HashMap<String, TaskItem>>,
+    judges: &Judges,
+    checkers: &mut Checkers,
+) -> Result<Vec<ScoredRecord>, String> {
+    // Every distinct (item, text) is judged once: Van.'s Con. is its Con.⁻, and equal
+    // outputs recur across seeds.
+    let mut jobs: Vec<Job> = Vec::new();
+    let mut index: HashMap<(String, String), usize> = HashMap::new();
+    for r in records.iter().filter(|r| r.error.is_none()) {
+        let item = &items[&r.task][&r.id];
+        for text in [&r.raw_text, &r.text] {
+            let extracted = extract(text);
+            index
+                .entry((r.id.clone(), extracted.clone()))
+                .or_insert_with(|| {
+                    jobs.push(Job { item, extracted });
+                    jobs.len() - 1
+                });
+        }
+    }
+    let verdicts = judge(&jobs, judges)?;
+    let mut out = Vec::new();
+    for r in records {
+        let item = &items[&r.task][&r.id];
+        let mut verdict = |text: &str| -> Result<Verdicts, String> {
+            if let Some(e) = &r.error {
+                return Ok(Verdicts {
+                    extracted: String::new(),
+                    reason: Some(format!("generation failed: {e}")),
+                    ..Verdicts::default()
+                });
+            }
+            let extracted = extract(text);
+            let v = &verdicts[index[&(r.id.clone(), extracted.clone())]];
+            let syntax_grammar = checkers.accepts(item, &extracted)?;
+            let reason = v.oracle.clone().err().or(v.functional.clone().err());
+            Ok(Verdicts {
+                extracted,
+                syntax_grammar,
+                syntax_oracle: v.oracle.is_ok(),
+                functional: v.functional.is_ok(),
+                reason,
+            })
+        };
+        let con_minus = verdict(&r.raw_text)?;
+        let con = verdict(&r.text)?;
+        out.push(ScoredRecord {
+            record: r.clone(),
+            con_minus,
+            con,
+        });
+    }
+    Ok(out)
+}
+
+/// The tools' verdicts on every job: C++ on a pool of threads, SMILES in one RDKit batch,
+/// JSON in process.
+fn judge(jobs: &[Job], judges: &Judges) -> Result<Vec<ToolVerdict>, String> {
+    let mut canonical = HashMap::new();
+    if let Some(rdkit) = judges.rdkit {
+        let mut smiles: Vec<String> = Vec::new();
+        for j in jobs
+            .iter()
+            .filter(|j| j.item.grammar == GrammarKind::Smiles)
+        {
+            smiles.push(j.extracted.clone());
+            smiles.extend(j.item.gold.clone());
+        }
+        smiles.sort();
+        smiles.dedup();
+        canonical = rdkit.canonical(&smiles)?;
+    }
+    let results: Mutex<Vec<Option<ToolVerdict>>> = Mutex::new(vec![None; jobs.len()]);
+    let next = Mutex::new(0usize);
+    std::thread::scope(|s| {
+        for _ in 0..judges.jobs.max(1) {
+            s.spawn(|| loop {
+                let i = {
+                    let mut n = next.lock().expect("no panics hold it");
+                    let i = *n;
+                    *n += 1;
+                    i
+                };
+                let Some(job) = jobs.get(i) else { break };
+                let v = judge_one(job, judges, &canonical);
+                results.lock().expect("no panics hold it")[i] = Some(v);
+            });
+        }
+    });
+    Ok(results
+        .into_inner()
+        .expect("threads joined")
+        .into_iter()
+        .map(|v| v.expect("every job judged"))
+        .collect())
+}
+
+fn judge_one(
+    job: &Job,
+    judges: &Judges,
+    canonical: &HashMap<String, Option<String>>,
+) -> ToolVerdict {
+    let item = job.item;
+    let text = &job.extracted;
+    match item.grammar {
+        GrammarKind::Cpp => {
+            let gxx = judges.gxx.expect("g++ found for C++ items");
+            let oracle = gxx.syntax(text);
+            let functional = match (item.functional, &item.tests) {
+                (Functional::Tests, Some(tests)) => {
+                    // The paper's checker: the answer, a blank line, the tests.
+                    gxx.run_tests(&format!("{text}\n\n{tests}"))
+                }
+                _ => Err("the item has no tests".into()),
+            };
+            ToolVerdict { oracle, functional }
+        }
+        GrammarKind::Schema => {
+            let schema = item.schema.as_ref().expect("checked when read");
+            let oracle = json_valid(text, schema);
+            let functional = match (item.functional, &item.gold) {
+                (Functional::JsonEqual, Some(gold)) => json_equal(text, gold),
+                _ => oracle.clone(),
+            };
+            ToolVerdict { oracle, functional }
+        }
+        GrammarKind::Smiles => {
+            let canon = |s: &str| canonical.get(s).cloned().flatten();
+            let out = canon(text);
+            let oracle = match &out {
+                Some(_) => Ok(()),
+                None => Err("RDKit cannot sanitize it".to_string()),
+            };
+            let functional = match (&out, item.gold.as_deref().and_then(canon)) {
+                (Some(a), Some(b)) if *a == b => Ok(()),
+                (Some(_), Some(_)) => Err("another molecule than the gold".into()),
+                (None, _) => Err("RDKit cannot sanitize it".into()),
+                (_, None) => Err("RDKit cannot sanitize the gold".into()),
+            };
+            ToolVerdict { oracle, functional }
+        }
+    }
+}
