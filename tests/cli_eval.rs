@@ -640,3 +640,138 @@ fn a_test_that_loops_fails_its_item_after_the_time_limit() {
     assert!(reason.contains("timed out"), "{reason}");
     assert_eq!(scored[1]["con"]["functional"], true, "{}", scored[1]);
 }
+
+/// The tiny Qwen2 FIM checkpoint with a byte-level tokenizer for its 384 ids (bytes, then its
+/// FIM sentinels and unused specials), as `tests/cli_infill.rs` makes it.
+fn qwen2_fim(tag: &str) -> PathBuf {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/qwen2-fim-tiny");
+    let dir = scratch(tag).join("qwen2-fim-tiny");
+    std::fs::create_dir_all(&dir).unwrap();
+    for f in ["config.json", "model.safetensors"] {
+        std::fs::copy(src.join(f), dir.join(f)).unwrap();
+    }
+    let sentinels = [
+        (360, "<|endoftext|>"),
+        (376, "<|fim_prefix|>"),
+        (377, "<|fim_middle|>"),
+        (378, "<|fim_suffix|>"),
+        (379, "<|fim_pad|>"),
+    ];
+    let alphabet = byte_to_char();
+    let mut vocab = serde_json::Map::new();
+    for (id, c) in alphabet.iter().enumerate() {
+        vocab.insert(c.to_string(), id.into());
+    }
+    let specials: Vec<(u32, String)> = (256..384u32)
+        .map(|id| {
+            let name = sentinels
+                .iter()
+                .find(|(i, _)| *i == id)
+                .map_or_else(|| format!("<|unused_{id}|>"), |(_, n)| n.to_string());
+            (id, name)
+        })
+        .collect();
+    std::fs::write(
+        dir.join("tokenizer.json"),
+        byte_level_tokenizer_json(vocab, &specials),
+    )
+    .unwrap();
+    dir
+}
+
+#[test]
+fn infilling_tasks_run_hole_by_hole_and_score_as_programs() {
+    let dir = scratch("mri");
+    let tasks = dir.join("tasks");
+    let results = dir.join("results");
+    assert!(lacuna(&["eval", "prepare", "--out", s(&tasks)]).2);
+    let qwen = qwen2_fim("mri-qwen");
+    // A short two-hole item of the same shape for the FIM fixture, whose context is 256
+    // positions (HumanEval-X items do not fit it).
+    let short = dir.join("short");
+    std::fs::create_dir_all(&short).unwrap();
+    let item = json!({"task": "mri-2", "id": "add_spans_2", "source": "hand-written",
+        "prompt": "/* Add two numbers. */\n#include<stdio.h>\nint add(int a,int b){\n",
+        "declaration": "#include<stdio.h>\nint add(int a,int b){\n",
+        "splits": ["    int c=a", ";\n    return ", ";\n}\n"], "removed": ["+b", "c"],
+        "test": "int main(){ return add(2,3)==5 ? 0 : 1; }", "held_out": true});
+    std::fs::write(short.join("mri-2.jsonl"), format!("{item}\n")).unwrap();
+    // A causal FIM checkpoint (random weights) and the embedded diffusion model.
+    for (model, task) in [(Some(&qwen), "mri-2"), (None, "mril-1")] {
+        let file = if model.is_some() {
+            short.join(format!("{task}.jsonl"))
+        } else {
+            tasks.join(format!("{task}.jsonl"))
+        };
+        let mut args = vec![
+            "eval",
+            "run",
+            "--task",
+            s(&file),
+            "--modes",
+            "van,mask",
+            "--seeds",
+            "0",
+            "--limit",
+            "2",
+            "--max-tokens",
+            "24",
+            "--out",
+            s(&results),
+        ];
+        if let Some(m) = model {
+            args.extend(["--model", s(m)]);
+        }
+        let (_, err, ok) = lacuna(&args);
+        assert!(ok, "{task}: {err}");
+    }
+    let files: Vec<PathBuf> = std::fs::read_dir(&results)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(files.len(), 4);
+    // The task files in one folder, as `eval score` reads them.
+    std::fs::copy(tasks.join("mril-1.jsonl"), short.join("mril-1.jsonl")).unwrap();
+    let mut args = vec!["eval", "score", "--tasks", s(&short)];
+    args.extend(files.iter().map(|p| s(p)));
+    let (_, err, ok) = lacuna(&args);
+    assert!(ok, "{err}");
+    let items: std::collections::HashMap<String, Value> = ["mri-2", "mril-1"]
+        .iter()
+        .flat_map(|t| jsonl(&short.join(format!("{t}.jsonl"))))
+        .map(|i| (i["id"].as_str().unwrap().to_string(), i))
+        .collect();
+    for f in &files {
+        let name = f.file_name().unwrap().to_str().unwrap();
+        for r in jsonl(&results.join(name.replace(".jsonl", ".scored.jsonl"))) {
+            assert!(r["error"].is_null(), "{r}");
+            let item = &items[r["id"].as_str().unwrap()];
+            // Con.⁻ is the declaration and the solution's fixed splits in order, with what
+            // the model wrote between them.
+            let raw = r["raw_text"].as_str().unwrap();
+            let mut at = 0;
+            let decl = item["declaration"].as_str().unwrap();
+            assert!(raw.starts_with(decl), "{raw}");
+            for split in item["splits"].as_array().unwrap() {
+                let split = split.as_str().unwrap();
+                let found = raw[at..]
+                    .find(split)
+                    .unwrap_or_else(|| panic!("{split:?} in {raw:?}"));
+                at += found + split.len();
+            }
+            // The scorer's g++ verdict is g++'s, here.
+            let con = &r["con"];
+            let text = con["extracted"].as_str().unwrap();
+            assert_eq!(con["syntax_oracle"], gxx_accepts(text, &dir), "{text}");
+            if r["mode"] == "mask" {
+                // Under the grammar, Con. is a word of it (the completion closes what the
+                // model left open).
+                assert_eq!(con["syntax_grammar"], true, "{r}");
+            }
+        }
+    }
+    let out = dir.join("tables");
+    assert!(lacuna(&["eval", "tables", "--results", s(&results), "--out", s(&out)]).2);
+    let md = std::fs::read_to_string(out.join("dlm.md")).unwrap();
+    assert!(md.contains("## mri-2") && md.contains("## mril-1"), "{md}");
+}

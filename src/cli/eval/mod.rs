@@ -18,7 +18,8 @@ use clap::Subcommand;
 pub enum EvalCommand {
     /// Write the task files (DLM C++, JSON, SMILES; MRI and MRI-L) and MANIFEST.json.
     Prepare(prepare::PrepareArgs),
-    /// Generate: one model over one DLM task file, one result file per mode and seed.
+    /// Generate: one model over one task file (DLM or infilling), one result file per mode
+    /// and seed.
     Run(Box<run::RunArgs>),
     /// Score result files: grammar, independent tools, functional tests.
     Score(score::ScoreArgs),

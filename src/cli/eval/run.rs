@@ -64,7 +64,8 @@ pub struct RunArgs {
     /// A task file of `eval prepare` (dlm-cpp, dlm-json, dlm-smiles; mri-K, mril-K).
     #[arg(long)]
     pub(super) task: PathBuf,
-    /// Checkpoint folder (LLaDA or Dream); default: the embedded model.
+    /// Checkpoint folder (LLaDA or Dream; for infilling tasks also a causal FIM model:
+    /// Qwen2, StarCoder2, Llama/DeepSeek, Gemma); default: the embedded model.
     #[arg(long)]
     pub(super) model: Option<PathBuf>,
     /// tokenizer.json (default: the one in the model folder).
