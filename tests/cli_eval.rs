@@ -515,6 +515,15 @@ fn the_four_stages_run_on_the_fixture_checkpoints_in_the_papers_chat_format() {
     assert!(e.contains("do not fit") && e.contains("256"), "{e}");
 }
 
+/// A van-mode result record of `text` for item `id` of `task`, as `eval run` writes one.
+fn result_record(task: &str, id: &str, text: &str) -> Value {
+    json!({"task": task, "id": id, "model": "m", "seed": 0, "mode": "van",
+           "raw_text": text, "text": text, "completed": false, "completion_bytes": 0,
+           "error": null, "timed_out": false, "gave_up": false, "rejections": 0,
+           "checks": 0, "masks": 0, "generated_tokens": 0, "steps": 0,
+           "forward_passes": 0, "t_total": 0.0, "t_model": 0.0, "t_checker": 0.0})
+}
+
 #[test]
 fn bad_input_is_named() {
     let dir = scratch("bad");
@@ -553,13 +562,7 @@ fn bad_input_is_named() {
     let results = dir.join("results.jsonl");
     std::fs::write(
         &results,
-        json!({"task": "dlm-json", "id": "nope", "model": "m", "seed": 0, "mode": "van",
-               "raw_text": "", "text": "", "completed": false, "completion_bytes": 0,
-               "error": null, "timed_out": false, "gave_up": false, "rejections": 0,
-               "checks": 0, "masks": 0, "generated_tokens": 0, "steps": 0,
-               "forward_passes": 0, "t_total": 0.0, "t_model": 0.0, "t_checker": 0.0})
-        .to_string()
-            + "\n",
+        result_record("dlm-json", "nope", "").to_string() + "\n",
     )
     .unwrap();
     let (_, err, ok) = lacuna(&["eval", "score", "--tasks", s(&tasks), s(&results)]);
@@ -572,13 +575,7 @@ fn bad_input_is_named() {
     let cpp = dir.join("cpp.jsonl");
     std::fs::write(
         &cpp,
-        json!({"task": "dlm-cpp", "id": "CPP/0", "model": "m", "seed": 0, "mode": "van",
-               "raw_text": "", "text": "", "completed": false, "completion_bytes": 0,
-               "error": null, "timed_out": false, "gave_up": false, "rejections": 0,
-               "checks": 0, "masks": 0, "generated_tokens": 0, "steps": 0,
-               "forward_passes": 0, "t_total": 0.0, "t_model": 0.0, "t_checker": 0.0})
-        .to_string()
-            + "\n",
+        result_record("dlm-cpp", "CPP/0", "").to_string() + "\n",
     )
     .unwrap();
     let (_, err, ok) = lacuna(&[
@@ -604,13 +601,7 @@ fn a_test_that_loops_fails_its_item_after_the_time_limit() {
         "schema": null, "gold": null, "tests": "int main(){ f(); }", "functional": "tests",
         "held_out": true});
     std::fs::write(tasks.join("dlm-cpp.jsonl"), format!("{item}\n")).unwrap();
-    let record = |id: &str, text: &str| {
-        json!({"task": "dlm-cpp", "id": id, "model": "m", "seed": 0, "mode": "van",
-               "raw_text": text, "text": text, "completed": false, "completion_bytes": 0,
-               "error": null, "timed_out": false, "gave_up": false, "rejections": 0,
-               "checks": 0, "masks": 0, "generated_tokens": 0, "steps": 0,
-               "forward_passes": 0, "t_total": 0.0, "t_model": 0.0, "t_checker": 0.0})
-    };
+    let record = |id: &str, text: &str| result_record("dlm-cpp", id, text);
     let results = dir.join("r.jsonl");
     std::fs::write(
         &results,

@@ -168,7 +168,7 @@ pub fn run(args: RunArgs) -> Result<bool, String> {
             .enumerate()
             .map(|(i, v)| parse_item(&args.task, i, v))
             .collect::<Result<Vec<MriItem>, String>>()?;
-        return super::run_mri::run(&args, items, &args.out);
+        return super::run_mri::run(&args, items);
     }
     let items = raw
         .into_iter()
@@ -191,15 +191,7 @@ pub fn run(args: RunArgs) -> Result<bool, String> {
         None => load_default(dtype, &device),
     }
     .map_err(|e| e.to_string())?;
-    let model_name = args
-        .model_name
-        .clone()
-        .unwrap_or_else(|| match &args.model {
-            None => "default".into(),
-            Some(dir) => dir
-                .file_name()
-                .map_or("model".into(), |n| n.to_string_lossy().into_owned()),
-        });
+    let model_name = model_name(&args);
     let trained_by_lacuna = loaded.card.is_some();
     if trained_by_lacuna && args.modes.contains(&Mode::Gp) {
         return Err(format!(
@@ -232,6 +224,42 @@ pub fn run(args: RunArgs) -> Result<bool, String> {
     let table = TokenTable::from_tokens(&loaded.tokens, &eos);
     let vocab = Arc::new(loaded.tokens.vocabulary(&eos, model.vocab_size()));
     let mut grammars = GrammarCache::default();
+    let cx = RunContext {
+        loaded: &loaded,
+        plan: &plan,
+        table: &table,
+        vocab: &vocab,
+        args: &args,
+        model_name: &model_name,
+    };
+    each_run(&args, &task, &model_name, &items, |item, mode, seed| {
+        Ok(run_item(&cx, &mut grammars, item, mode, seed))
+    })
+}
+
+/// The model's name in result files: `--model-name`, else `default` for the embedded model,
+/// else the checkpoint folder's name.
+pub(super) fn model_name(args: &RunArgs) -> String {
+    args.model_name
+        .clone()
+        .unwrap_or_else(|| match &args.model {
+            None => "default".into(),
+            Some(dir) => dir
+                .file_name()
+                .map_or("model".into(), |n| n.to_string_lossy().into_owned()),
+        })
+}
+
+/// Runs `one` on every item for each mode and seed, one result file each
+/// (`<task>__<model>__s<seed>__<mode>.jsonl`, written record by record), and says on stderr
+/// how each went. Whether no item failed.
+pub(super) fn each_run<T>(
+    args: &RunArgs,
+    task: &str,
+    model_name: &str,
+    items: &[T],
+    mut one: impl FnMut(&T, Mode, u64) -> Result<ResultRecord, String>,
+) -> Result<bool, String> {
     let mut all_ok = true;
     for &mode in &args.modes {
         for &seed in &args.seeds {
@@ -242,21 +270,8 @@ pub fn run(args: RunArgs) -> Result<bool, String> {
             let mut out = JsonlWriter::create(&path)?;
             let t0 = Instant::now();
             let mut failed = 0;
-            for item in &items {
-                let record = run_item(
-                    &RunContext {
-                        loaded: &loaded,
-                        plan: &plan,
-                        table: &table,
-                        vocab: &vocab,
-                        args: &args,
-                        model_name: &model_name,
-                    },
-                    &mut grammars,
-                    item,
-                    mode,
-                    seed,
-                );
+            for item in items {
+                let record = one(item, mode, seed)?;
                 failed += usize::from(record.error.is_some());
                 out.write(&record)?;
             }

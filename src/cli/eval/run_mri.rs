@@ -15,13 +15,12 @@
 //! checked first and masked only when refused) and `mask-eager` (the mask before every
 //! token).
 
-use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::super::infill::{load_model, Loaded};
-use super::records::{JsonlWriter, MriItem, ResultRecord};
-use super::run::{item_seed, Mode, RunArgs};
+use super::records::{MriItem, ResultRecord};
+use super::run::{each_run, item_seed, model_name, Mode, RunArgs};
 use crate::canvas::{Canvas, Cell};
 use crate::checker::Checker;
 use crate::deadline::Deadline;
@@ -36,7 +35,7 @@ const TODO: &str = "<TODO>";
 /// The stub main after the last split, so the model does not write its own (paper Fig. 9).
 const STUB_MAIN: &str = "\nint main(){\n// TODO\n }";
 
-pub fn run(args: &RunArgs, items: Vec<MriItem>, out_dir: &Path) -> Result<bool, String> {
+pub fn run(args: &RunArgs, items: Vec<MriItem>) -> Result<bool, String> {
     if let Some(m) = args
         .modes
         .iter()
@@ -56,15 +55,7 @@ pub fn run(args: &RunArgs, items: Vec<MriItem>, out_dir: &Path) -> Result<bool, 
         args.cuda,
         "cpp",
     )?;
-    let model_name = args
-        .model_name
-        .clone()
-        .unwrap_or_else(|| match &args.model {
-            None => "default".into(),
-            Some(dir) => dir
-                .file_name()
-                .map_or("model".into(), |n| n.to_string_lossy().into_owned()),
-        });
+    let model_name = model_name(args);
     let (tokens, width, ends, trained_by_lacuna) = match &loaded {
         Loaded::Causal {
             model,
@@ -93,62 +84,37 @@ pub fn run(args: &RunArgs, items: Vec<MriItem>, out_dir: &Path) -> Result<bool, 
     };
     let task = first.task.clone();
     let grammar = crate::grammar::spec::load("cpp").map_err(|e| e.to_string())?;
-    let mut all_ok = true;
-    for &mode in &args.modes {
-        for &seed in &args.seeds {
-            let path = out_dir.join(format!(
-                "{task}__{model_name}__s{seed}__{}.jsonl",
-                mode.name()
-            ));
-            let mut out = JsonlWriter::create(&path)?;
-            let t0 = Instant::now();
-            let mut failed = 0;
-            for item in &items {
-                let mut checker = Checker::new(grammar.clone()).map_err(|e| e.to_string())?;
-                checker.set_vocabulary(vocab.clone());
-                let mut record = ResultRecord {
-                    task: item.task.clone(),
-                    id: item.id.clone(),
-                    model: model_name.clone(),
-                    seed,
-                    mode: mode.name().to_string(),
-                    ..ResultRecord::default()
-                };
-                let t1 = Instant::now();
-                checker.set_deadline(Deadline::at(t1 + Duration::from_secs_f64(args.timeout)));
-                if let Err(e) = fill_item(
-                    args,
-                    &loaded,
-                    trained_by_lacuna,
-                    &mut checker,
-                    item,
-                    mode,
-                    seed,
-                    &mut record,
-                ) {
-                    record.error = Some(e.to_string());
-                    failed += 1;
-                }
-                record.t_total = t1.elapsed().as_secs_f64();
-                record.t_model = (record.t_total - record.t_checker).max(0.0);
-                record.timed_out = record.t_total > args.timeout;
-                out.write(&record)?;
-            }
-            all_ok &= failed == 0;
-            eprintln!(
-                "{}: {} items in {:.1} s{}",
-                path.display(),
-                items.len(),
-                t0.elapsed().as_secs_f64(),
-                if failed > 0 {
-                    format!(" ({failed} failed: see their `error`)")
-                } else {
-                    String::new()
-                }
-            );
+    each_run(args, &task, &model_name, &items, |item, mode, seed| {
+        let mut checker = Checker::new(grammar.clone()).map_err(|e| e.to_string())?;
+        checker.set_vocabulary(vocab.clone());
+        let mut record = ResultRecord {
+            task: item.task.clone(),
+            id: item.id.clone(),
+            model: model_name.clone(),
+            seed,
+            mode: mode.name().to_string(),
+            ..ResultRecord::default()
+        };
+        let t0 = Instant::now();
+        checker.set_deadline(Deadline::at(t0 + Duration::from_secs_f64(args.timeout)));
+        let filled = fill_item(
+            args,
+            &loaded,
+            trained_by_lacuna,
+            &mut checker,
+            item,
+            mode,
+            seed,
+            &mut record,
+        );
+        if let Err(e) = filled {
+            record.error = Some(e.to_string());
         }
-    }
-    Ok(all_ok)
+        record.t_total = t0.elapsed().as_secs_f64();
+        record.t_model = (record.t_total - record.t_checker).max(0.0);
+        record.timed_out = record.t_total > args.timeout;
+        Ok(record)
+    })
 }
 
 /// The docstring of a HumanEval-X prompt (everything before its first `#include`).
