@@ -130,17 +130,13 @@ impl Gxx {
     }
 }
 
-/// The first line of g++'s output that says `error`, without the scratch folder's path.
+/// The first line of g++'s output that says `error`.
 fn first_error(stderr: &str) -> String {
-    let line = stderr
+    stderr
         .lines()
         .find(|l| l.contains("error"))
         .unwrap_or(stderr.lines().next().unwrap_or(""))
-        .trim();
-    ["answer.cpp:", "test.cpp:"]
-        .iter()
-        .find_map(|f| line.find(f).map(|i| &line[i..]))
-        .unwrap_or(line)
+        .trim()
         .to_string()
 }
 

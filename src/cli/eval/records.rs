@@ -108,6 +108,20 @@ pub struct ResultRecord {
     pub t_checker: f64,
 }
 
+impl ResultRecord {
+    /// The record of one output, before anything is known of it.
+    pub fn new(task: &str, id: &str, model: &str, seed: u64, mode: &str) -> ResultRecord {
+        ResultRecord {
+            task: task.to_string(),
+            id: id.to_string(),
+            model: model.to_string(),
+            seed,
+            mode: mode.to_string(),
+            ..ResultRecord::default()
+        }
+    }
+}
+
 /// The checks of one text (Con.⁻ or Con.).
 #[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
 pub struct Verdicts {
@@ -179,6 +193,51 @@ impl JsonlWriter {
 pub fn extract(text: &str) -> String {
     let cut = text.find("```").map_or(text, |i| &text[..i]);
     cut.trim().to_string()
+}
+
+/// A task file's items, of the kind its first line names.
+pub enum TaskFile {
+    Dlm(Vec<TaskItem>),
+    Infilling(Vec<MriItem>),
+}
+
+/// Reads a task file of `eval prepare`: every line parsed as an item of the file's kind (errors
+/// name the file and line), and a schema item without its schema refused.
+pub fn read_task_file(path: &Path) -> Result<TaskFile, String> {
+    let raw: Vec<Value> = read_jsonl(path)?;
+    let infilling = raw
+        .first()
+        .and_then(|v| v.get("task"))
+        .and_then(Value::as_str)
+        .is_some_and(is_mri);
+    fn parse<T: DeserializeOwned>(path: &Path, i: usize, v: Value) -> Result<T, String> {
+        serde_json::from_value(v).map_err(|e| format!("{}:{}: {e}", path.display(), i + 1))
+    }
+    if infilling {
+        let items: Result<Vec<MriItem>, String> = raw
+            .into_iter()
+            .enumerate()
+            .map(|(i, v)| parse(path, i, v))
+            .collect();
+        return items.map(TaskFile::Infilling);
+    }
+    let items: Vec<TaskItem> = raw
+        .into_iter()
+        .enumerate()
+        .map(|(i, v)| {
+            let item: TaskItem = parse(path, i, v)?;
+            if item.grammar == GrammarKind::Schema && item.schema.is_none() {
+                return Err(format!(
+                    "{}:{}: item {} has grammar `schema` but no `schema`",
+                    path.display(),
+                    i + 1,
+                    item.id
+                ));
+            }
+            Ok(item)
+        })
+        .collect::<Result<_, String>>()?;
+    Ok(TaskFile::Dlm(items))
 }
 
 /// Whether a task name is an infilling one.

@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 
-use super::records::{read_jsonl, GrammarKind, JsonlWriter, MriItem, ResultRecord, TaskItem};
+use super::records::{read_task_file, GrammarKind, JsonlWriter, ResultRecord, TaskFile, TaskItem};
 use crate::checker::Checker;
 use crate::deadline::Deadline;
 use crate::diffusion::default_model::{load_default, load_folder, LoadedModel};
@@ -156,35 +156,10 @@ pub fn run(args: RunArgs) -> Result<bool, String> {
     if args.max_tokens == 0 {
         return Err("--max-tokens must be positive".into());
     }
-    let raw: Vec<serde_json::Value> = read_jsonl(&args.task)?;
-    let infilling = raw
-        .first()
-        .and_then(|v| v.get("task"))
-        .and_then(|t| t.as_str())
-        .is_some_and(super::records::is_mri);
-    if infilling {
-        let items = raw
-            .into_iter()
-            .enumerate()
-            .map(|(i, v)| parse_item(&args.task, i, v))
-            .collect::<Result<Vec<MriItem>, String>>()?;
-        return super::run_mri::run(&args, items);
-    }
-    let items = raw
-        .into_iter()
-        .enumerate()
-        .map(|(i, v)| parse_item(&args.task, i, v))
-        .collect::<Result<Vec<TaskItem>, String>>()?;
-    for (i, item) in items.iter().enumerate() {
-        if item.grammar == GrammarKind::Schema && item.schema.is_none() {
-            return Err(format!(
-                "{}:{}: item {} has grammar `schema` but no `schema`",
-                args.task.display(),
-                i + 1,
-                item.id
-            ));
-        }
-    }
+    let items = match read_task_file(&args.task)? {
+        TaskFile::Infilling(items) => return super::run_mri::run(&args, items),
+        TaskFile::Dlm(items) => items,
+    };
     let (dtype, device) = super::super::generate::dtype_and_device(&args.dtype, args.cuda)?;
     let loaded = match &args.model {
         Some(dir) => load_folder(dir, args.tokenizer.as_deref(), dtype, &device),
@@ -199,18 +174,7 @@ pub fn run(args: RunArgs) -> Result<bool, String> {
              prompting needs an instruct checkpoint"
         ));
     }
-    let items: Vec<TaskItem> = items
-        .into_iter()
-        .filter(|i| i.held_out || !trained_by_lacuna || args.include_trained)
-        .take(args.limit.unwrap_or(usize::MAX))
-        .collect();
-    if items.is_empty() {
-        return Err(format!(
-            "{}: no items to run (with a model trained by lacuna only held-out items run; \
-             --include-trained runs the others)",
-            args.task.display()
-        ));
-    }
+    let items = select_items(&args, items, trained_by_lacuna, |i| i.held_out)?;
     let task = items[0].task.clone();
     let plan = plan(&args, &loaded, &task)?;
     let model = loaded.model.as_ref();
@@ -223,17 +187,16 @@ pub fn run(args: RunArgs) -> Result<bool, String> {
     eos.extend(loaded.tokens.token_id(template.end_of_turn()));
     let table = TokenTable::from_tokens(&loaded.tokens, &eos);
     let vocab = Arc::new(loaded.tokens.vocabulary(&eos, model.vocab_size()));
-    let mut grammars = GrammarCache::default();
+    let mut checkers = ItemCheckers::new(!plan.trained_by_lacuna, Some(vocab.clone()));
     let cx = RunContext {
         loaded: &loaded,
         plan: &plan,
         table: &table,
-        vocab: &vocab,
         args: &args,
         model_name: &model_name,
     };
     each_run(&args, &task, &model_name, &items, |item, mode, seed| {
-        Ok(run_item(&cx, &mut grammars, item, mode, seed))
+        Ok(run_item(&cx, &mut checkers, item, mode, seed))
     })
 }
 
@@ -248,6 +211,29 @@ pub(super) fn model_name(args: &RunArgs) -> String {
                 .file_name()
                 .map_or("model".into(), |n| n.to_string_lossy().into_owned()),
         })
+}
+
+/// The items a run takes: held-out ones only for a model trained by lacuna (unless
+/// `--include-trained`), the first `--limit`; none is an error.
+pub(super) fn select_items<T>(
+    args: &RunArgs,
+    items: Vec<T>,
+    trained_by_lacuna: bool,
+    held_out: fn(&T) -> bool,
+) -> Result<Vec<T>, String> {
+    let items: Vec<T> = items
+        .into_iter()
+        .filter(|i| held_out(i) || !trained_by_lacuna || args.include_trained)
+        .take(args.limit.unwrap_or(usize::MAX))
+        .collect();
+    if items.is_empty() {
+        return Err(format!(
+            "{}: no items to run (with a model trained by lacuna only held-out items run; \
+             --include-trained runs the others)",
+            args.task.display()
+        ));
+    }
+    Ok(items)
 }
 
 /// Runs `one` on every item for each mode and seed, one result file each
@@ -290,15 +276,6 @@ pub(super) fn each_run<T>(
         }
     }
     Ok(all_ok)
-}
-
-/// Line `i` of a task file as an item of the file's kind.
-fn parse_item<T: serde::de::DeserializeOwned>(
-    file: &std::path::Path,
-    i: usize,
-    v: serde_json::Value,
-) -> Result<T, String> {
-    serde_json::from_value(v).map_err(|e| format!("{}:{}: {e}", file.display(), i + 1))
 }
 
 fn plan(args: &RunArgs, loaded: &LoadedModel, task: &str) -> Result<Plan, String> {
@@ -368,31 +345,49 @@ fn sampler(plan: &Plan, family: Family) -> Box<dyn Sampler> {
     }
 }
 
-/// Grammars by what they depend on (the task's grammar, the item's schema, the fence), built
-/// once: the C++ grammar serves every C++ item.
-#[derive(Default)]
-struct GrammarCache {
-    grammars: HashMap<String, Grammar>,
+/// lacuna's checker of each item's grammar (the task's, or the item's own schema; followed by
+/// an optional fence when `fence`), built once and kept: the C++ checker serves every C++
+/// output of a run (its caches are bounded), and no output's time includes building one.
+pub(super) struct ItemCheckers {
+    fence: bool,
+    vocab: Option<Arc<Vocabulary>>,
+    by_key: HashMap<String, Checker>,
 }
 
-impl GrammarCache {
-    fn get(&mut self, item: &TaskItem, fence: bool) -> Result<Grammar, String> {
+impl ItemCheckers {
+    /// Checkers that read token canvases of `vocab`'s ids too, when one is given.
+    pub(super) fn new(fence: bool, vocab: Option<Arc<Vocabulary>>) -> ItemCheckers {
+        ItemCheckers {
+            fence,
+            vocab,
+            by_key: HashMap::new(),
+        }
+    }
+
+    pub(super) fn get(&mut self, item: &TaskItem) -> Result<&mut Checker, String> {
         let key = match item.grammar {
             GrammarKind::Schema => format!("schema {}", item.id),
             GrammarKind::Cpp => "cpp".into(),
             GrammarKind::Smiles => "smiles".into(),
         };
-        if let Some(g) = self.grammars.get(&key) {
-            return Ok(g.clone());
+        if !self.by_key.contains_key(&key) {
+            let grammar = item_grammar(item)?;
+            let grammar = if self.fence {
+                with_fence(&grammar)
+            } else {
+                grammar
+            };
+            let mut checker = Checker::new(grammar).map_err(|e| e.to_string())?;
+            if let Some(v) = &self.vocab {
+                checker.set_vocabulary(v.clone());
+            }
+            // A task's schemas are many, each used once per mode and seed: drop them in bulk.
+            if self.by_key.len() > 64 {
+                self.by_key.retain(|k, _| !k.starts_with("schema "));
+            }
+            self.by_key.insert(key.clone(), checker);
         }
-        let grammar = item_grammar(item)?;
-        let grammar = if fence { with_fence(&grammar) } else { grammar };
-        // A task's schemas are many and used once per mode and seed: keep the last few.
-        if self.grammars.len() > 64 {
-            self.grammars.retain(|k, _| !k.starts_with("schema "));
-        }
-        self.grammars.insert(key, grammar.clone());
-        Ok(grammar)
+        Ok(self.by_key.get_mut(&key).expect("inserted above"))
     }
 }
 
@@ -414,7 +409,6 @@ struct RunContext<'a> {
     loaded: &'a LoadedModel,
     plan: &'a Plan,
     table: &'a TokenTable,
-    vocab: &'a Arc<Vocabulary>,
     args: &'a RunArgs,
     model_name: &'a str,
 }
@@ -422,21 +416,14 @@ struct RunContext<'a> {
 /// One item in one mode and seed; a failure is recorded in the record, never raised.
 fn run_item(
     cx: &RunContext,
-    grammars: &mut GrammarCache,
+    checkers: &mut ItemCheckers,
     item: &TaskItem,
     mode: Mode,
     seed: u64,
 ) -> ResultRecord {
-    let mut record = ResultRecord {
-        task: item.task.clone(),
-        id: item.id.clone(),
-        model: cx.model_name.to_string(),
-        seed,
-        mode: mode.name().to_string(),
-        ..ResultRecord::default()
-    };
+    let mut record = ResultRecord::new(&item.task, &item.id, cx.model_name, seed, mode.name());
     let t0 = Instant::now();
-    match generate_item(cx, grammars, item, mode, seed, t0) {
+    match generate_item(cx, checkers, item, mode, seed, t0) {
         Ok((out, raw)) => {
             let st = &out.stats;
             record.raw_text = format!("{}{}", item.fixed_prefix, String::from_utf8_lossy(&raw));
@@ -527,15 +514,14 @@ fn prompt_ids(
 /// EOS, masks dropped).
 fn generate_item(
     cx: &RunContext,
-    grammars: &mut GrammarCache,
+    checkers: &mut ItemCheckers,
     item: &TaskItem,
     mode: Mode,
     seed: u64,
     t0: Instant,
 ) -> Result<(Generation, Vec<u8>), String> {
-    let fence = !cx.plan.trained_by_lacuna;
-    let grammar = grammars.get(item, fence)?;
-    let (prompt, prefix) = prompt_ids(cx, item, mode, &grammar)?;
+    let checker = checkers.get(item)?;
+    let (prompt, prefix) = prompt_ids(cx, item, mode, checker.grammar())?;
     let model = cx.loaded.model.as_ref();
     // A card's length counts the fixed prefix: the generated part is what is left, cut to
     // whole blocks of the size the full length is drawn in, so the model fills it block by
@@ -588,7 +574,6 @@ fn generate_item(
     options.max_rejections_per_position = usize::MAX;
     options.stop_when_settled = true;
     let s = |e: crate::diffusion::DiffusionError| e.to_string();
-    let mut checker = Checker::new(grammar).map_err(|e| e.to_string())?;
     checker.set_deadline(Deadline::at(t0 + Duration::from_secs_f64(cx.args.timeout)));
     let mask = model.mask_token_id();
     let out = match mode {
@@ -596,12 +581,8 @@ fn generate_item(
             generate(model, sampler.as_mut(), cx.table, &prompt, &options, None)
         }
         Mode::Reject => {
-            let mut c = Constraint::with_prefix(
-                &mut checker,
-                cx.table,
-                item.fixed_prefix.as_bytes(),
-                length,
-            );
+            let mut c =
+                Constraint::with_prefix(checker, cx.table, item.fixed_prefix.as_bytes(), length);
             generate(
                 model,
                 sampler.as_mut(),
@@ -612,8 +593,7 @@ fn generate_item(
             )
         }
         Mode::Mask | Mode::MaskEager => {
-            checker.set_vocabulary(cx.vocab.clone());
-            let mut c = MaskConstraint::with_prefix(&mut checker, &prefix, length).map_err(s)?;
+            let mut c = MaskConstraint::with_prefix(checker, &prefix, length).map_err(s)?;
             if mode == Mode::Mask {
                 c = c.lazy();
             }

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use super::super::infill::{load_model, Loaded};
 use super::records::{MriItem, ResultRecord};
-use super::run::{each_run, item_seed, model_name, Mode, RunArgs};
+use super::run::{each_run, item_seed, model_name, select_items, Mode, RunArgs};
 use crate::canvas::{Canvas, Cell};
 use crate::checker::Checker;
 use crate::deadline::Deadline;
@@ -70,31 +70,14 @@ pub fn run(args: &RunArgs, items: Vec<MriItem>) -> Result<bool, String> {
         ),
     };
     let vocab = Arc::new(tokens.vocabulary(&ends, width));
-    let items: Vec<MriItem> = items
-        .into_iter()
-        .filter(|i| i.held_out || !trained_by_lacuna || args.include_trained)
-        .take(args.limit.unwrap_or(usize::MAX))
-        .collect();
-    let Some(first) = items.first() else {
-        return Err(format!(
-            "{}: no items to run (with a model trained by lacuna only held-out items run; \
-             --include-trained runs the others)",
-            args.task.display()
-        ));
-    };
-    let task = first.task.clone();
+    let items = select_items(args, items, trained_by_lacuna, |i| i.held_out)?;
+    let task = items[0].task.clone();
+    // One checker for the whole run: the grammar is C++'s for every item.
     let grammar = crate::grammar::spec::load("cpp").map_err(|e| e.to_string())?;
+    let mut checker = Checker::new(grammar).map_err(|e| e.to_string())?;
+    checker.set_vocabulary(vocab);
     each_run(args, &task, &model_name, &items, |item, mode, seed| {
-        let mut checker = Checker::new(grammar.clone()).map_err(|e| e.to_string())?;
-        checker.set_vocabulary(vocab.clone());
-        let mut record = ResultRecord {
-            task: item.task.clone(),
-            id: item.id.clone(),
-            model: model_name.clone(),
-            seed,
-            mode: mode.name().to_string(),
-            ..ResultRecord::default()
-        };
+        let mut record = ResultRecord::new(&item.task, &item.id, &model_name, seed, mode.name());
         let t0 = Instant::now();
         checker.set_deadline(Deadline::at(t0 + Duration::from_secs_f64(args.timeout)));
         let filled = fill_item(

@@ -16,10 +16,10 @@ use clap::Args;
 
 use super::oracles::{json_equal, json_valid, Gxx, Outcome, Rdkit};
 use super::records::{
-    extract, is_mri, read_jsonl, Functional, GrammarKind, JsonlWriter, MriItem, ResultRecord,
-    ScoredRecord, TaskItem, Verdicts,
+    extract, read_jsonl, read_task_file, Functional, GrammarKind, JsonlWriter, ResultRecord,
+    ScoredRecord, TaskFile, TaskItem, Verdicts,
 };
-use crate::checker::Checker;
+use super::run::ItemCheckers;
 
 #[derive(Args, Debug)]
 pub struct ScoreArgs {
@@ -67,7 +67,7 @@ pub fn run(args: ScoreArgs) -> Result<bool, String> {
         for r in records {
             if !items.contains_key(&r.task) {
                 let path = args.tasks.join(format!("{}.jsonl", r.task));
-                let list = read_items(&path, &r.task)?;
+                let list = read_items(&path)?;
                 items.insert(
                     r.task.clone(),
                     list.into_iter().map(|i| (i.id.clone(), i)).collect(),
@@ -104,14 +104,14 @@ pub fn run(args: ScoreArgs) -> Result<bool, String> {
             .map(|n| n.get())
             .unwrap_or(1)
     });
-    let mut checkers = Checkers::default();
+    let mut checkers = ItemCheckers::new(false, None);
+    let judges = Judges {
+        gxx: gxx.as_ref(),
+        rdkit: rdkit.as_ref(),
+        jobs,
+    };
     for (f, records) in &inputs {
         let out_path = scored_path(f);
-        let judges = Judges {
-            gxx: gxx.as_ref(),
-            rdkit: rdkit.as_ref(),
-            jobs,
-        };
         let scored = score_file(records, &items, &judges, &mut checkers)?;
         let mut w = JsonlWriter::create(&out_path)?;
         for s in &scored {
@@ -124,22 +124,11 @@ pub fn run(args: ScoreArgs) -> Result<bool, String> {
 
 /// A task file's items; an infilling item is judged as a C++ answer with its tests (its
 /// program is the declaration and the filled solution).
-fn read_items(path: &Path, task: &str) -> Result<Vec<TaskItem>, String> {
-    if !is_mri(task) {
-        let items: Vec<TaskItem> = read_jsonl(path)?;
-        if let Some(i) = items
-            .iter()
-            .find(|i| i.grammar == GrammarKind::Schema && i.schema.is_none())
-        {
-            return Err(format!(
-                "{}: item {} has grammar `schema` but no `schema`",
-                path.display(),
-                i.id
-            ));
-        }
-        return Ok(items);
-    }
-    let items: Vec<MriItem> = read_jsonl(path)?;
+fn read_items(path: &Path) -> Result<Vec<TaskItem>, String> {
+    let items = match read_task_file(path)? {
+        TaskFile::Dlm(items) => return Ok(items),
+        TaskFile::Infilling(items) => items,
+    };
     Ok(items
         .into_iter()
         .map(|m| TaskItem {
@@ -174,36 +163,12 @@ struct Judges<'a> {
     jobs: usize,
 }
 
-/// lacuna's checkers by grammar (one per schema item), built once per scoring run.
-#[derive(Default)]
-struct Checkers {
-    by_key: HashMap<String, Checker>,
-}
-
-impl Checkers {
-    fn accepts(&mut self, item: &TaskItem, text: &str) -> Result<bool, String> {
-        let key = match item.grammar {
-            GrammarKind::Schema => format!("schema {}", item.id),
-            GrammarKind::Cpp => "cpp".into(),
-            GrammarKind::Smiles => "smiles".into(),
-        };
-        if !self.by_key.contains_key(&key) {
-            let grammar = super::run::item_grammar(item)?;
-            let checker = Checker::new(grammar).map_err(|e| e.to_string())?;
-            self.by_key.insert(key.clone(), checker);
-        }
-        Ok(self
-            .by_key
-            .get_mut(&key)
-            .expect("inserted")
-            .accepts(text.as_bytes()))
-    }
-}
-
-/// One text to judge by the tools: its item and its extracted answer.
+/// One text to judge by the tools: its item, its extracted answer, and lacuna's grammar's
+/// verdict on it.
 struct Job<'a> {
     item: &'a TaskItem,
     extracted: String,
+    syntax_grammar: bool,
 }
 
 /// What the tools said of one text.
@@ -217,7 +182,7 @@ fn score_file(
     records: &[ResultRecord],
     items: &HashMap<String, HashMap<String, TaskItem>>,
     judges: &Judges,
-    checkers: &mut Checkers,
+    checkers: &mut ItemCheckers,
 ) -> Result<Vec<ScoredRecord>, String> {
     // Every distinct (item, text) is judged once: Van.'s Con. is its Con.⁻, and equal
     // outputs recur across seeds.
@@ -227,44 +192,44 @@ fn score_file(
         let item = &items[&r.task][&r.id];
         for text in [&r.raw_text, &r.text] {
             let extracted = extract(text);
-            index
-                .entry((r.id.clone(), extracted.clone()))
-                .or_insert_with(|| {
-                    jobs.push(Job { item, extracted });
-                    jobs.len() - 1
+            let key = (r.id.clone(), extracted.clone());
+            if let std::collections::hash_map::Entry::Vacant(slot) = index.entry(key) {
+                let syntax_grammar = checkers.get(item)?.accepts(extracted.as_bytes());
+                slot.insert(jobs.len());
+                jobs.push(Job {
+                    item,
+                    extracted,
+                    syntax_grammar,
                 });
+            }
         }
     }
     let verdicts = judge(&jobs, judges)?;
     let mut out = Vec::new();
     for r in records {
-        let item = &items[&r.task][&r.id];
-        let mut verdict = |text: &str| -> Result<Verdicts, String> {
+        let verdict = |text: &str| -> Verdicts {
             if let Some(e) = &r.error {
-                return Ok(Verdicts {
+                return Verdicts {
                     extracted: String::new(),
                     reason: Some(format!("generation failed: {e}")),
                     ..Verdicts::default()
-                });
+                };
             }
             let extracted = extract(text);
-            let v = &verdicts[index[&(r.id.clone(), extracted.clone())]];
-            let syntax_grammar = checkers.accepts(item, &extracted)?;
-            let reason = v.oracle.clone().err().or(v.functional.clone().err());
-            Ok(Verdicts {
+            let i = index[&(r.id.clone(), extracted.clone())];
+            let v = &verdicts[i];
+            Verdicts {
                 extracted,
-                syntax_grammar,
+                syntax_grammar: jobs[i].syntax_grammar,
                 syntax_oracle: v.oracle.is_ok(),
                 functional: v.functional.is_ok(),
-                reason,
-            })
+                reason: v.oracle.clone().err().or(v.functional.clone().err()),
+            }
         };
-        let con_minus = verdict(&r.raw_text)?;
-        let con = verdict(&r.text)?;
         out.push(ScoredRecord {
             record: r.clone(),
-            con_minus,
-            con,
+            con_minus: verdict(&r.raw_text),
+            con: verdict(&r.text),
         });
     }
     Ok(out)
