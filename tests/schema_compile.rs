@@ -718,3 +718,128 @@ fn overlapping_one_of_agrees_with_jsonschema() {
     let e = error(json!({"oneOf": [{"pattern": "a"}, {"pattern": "b"}]}));
     assert!(matches!(&e, SchemaError::Unsupported { keyword, .. } if keyword == "oneOf"));
 }
+
+/// Issue 18: anchors inside a pattern's alternation (regex-syntax lifts their shared `^` out of
+/// the branches: `^in$|^out$` is read as `^(?:in$|out$)`), judged as the `jsonschema` crate
+/// judges them, on every string of up to 4 characters over their alphabet.
+#[test]
+fn anchored_branches_of_patterns_agree_with_jsonschema() {
+    let patterns = [
+        "^in$|^out$",
+        "^$|^\\./a*\\.png$",
+        "^[0-9a]{2}-(n-){1}$|^[0-9a]{3}$",
+        "^ab|n$",
+        "(^a$)|(^i.$)",
+    ];
+    let alphabet = ['a', 'i', 'n', 'o', 'u', 't', '0', '-', '.', '/'];
+    let mut strings = vec![String::new()];
+    let mut layer = vec![String::new()];
+    for _ in 0..4 {
+        layer = layer
+            .iter()
+            .flat_map(|s| alphabet.iter().map(move |c| format!("{s}{c}")))
+            .collect();
+        strings.extend(layer.iter().cloned());
+    }
+    strings.extend(["./a.png", "./.png", "0a-n-", "./aa.pn"].map(String::from));
+    let texts: Vec<String> = strings
+        .iter()
+        .map(|s| serde_json::Value::String(s.clone()).to_string())
+        .collect();
+    for pattern in patterns {
+        assert_agrees_with_jsonschema(&json!({"type": "string", "pattern": pattern}), &texts);
+    }
+}
+
+/// Issue 18: `patternProperties` is exact where each name's schemas follow from one lexeme: a
+/// pattern that matches every name leaves nothing to `additionalProperties`, and patterns no
+/// name can match two of give each name one schema. Every object of up to two members over a
+/// few names and values gets the `jsonschema` crate's verdict; overlapping patterns with
+/// different schemas, and free additional names beside a pattern that leaves some names out
+/// (`^.*$` misses names with a line break), are still refused by name.
+#[test]
+fn pattern_properties_that_cover_or_split_the_names_agree_with_jsonschema() {
+    let schemas = [
+        json!({"patternProperties": {".*": {"type": "string"}}}),
+        json!({"patternProperties": {".*": {"type": "string"}},
+               "properties": {"n": {"type": "integer"}, "a_x": {"maxLength": 1}}}),
+        json!({"patternProperties": {"^.*": {"type": "integer"}},
+               "additionalProperties": {"type": "string"}, "required": ["b_q"]}),
+        json!({"patternProperties": {"^a_": {"type": "integer"}, "^b_": {"type": "string"}},
+               "additionalProperties": false, "properties": {"a_x": {"minimum": 5}}}),
+        json!({"patternProperties": {"^a_": {"type": "integer"}, "^b_": {"type": "string"},
+                                     "^$": {"type": "null"}},
+               "additionalProperties": false}),
+    ];
+    let names = ["a_x", "a_1", "b_q", "n", "", "a\\nb"];
+    let values = ["7", "1", "\"s\"", "\"st\"", "null"];
+    let members: Vec<String> = names
+        .iter()
+        .flat_map(|n| values.iter().map(move |v| format!("\"{n}\": {v}")))
+        .collect();
+    let mut texts = vec!["{}".to_string()];
+    for a in &members {
+        texts.push(format!("{{{a}}}"));
+        for b in &members {
+            if a.split(':').next() != b.split(':').next() {
+                texts.push(format!("{{{a}, {b}}}"));
+            }
+        }
+    }
+    for schema in &schemas {
+        assert_agrees_with_jsonschema(schema, &texts);
+    }
+    for refused in [
+        json!({"patternProperties": {"^a": {"type": "integer"}, "b$": {"type": "string"}},
+               "additionalProperties": false}),
+        json!({"patternProperties": {"^.*$": {"type": "string"}}}),
+    ] {
+        let e = error(refused.clone());
+        assert!(
+            matches!(&e, SchemaError::Unsupported { keyword, .. } if keyword == "patternProperties"),
+            "{refused}: {e}"
+        );
+    }
+}
+
+/// Issue 18: bounds written as JSON integers are exact at any magnitude (Snowplow's
+/// `"maximum": 9223372036854776000`); past 2⁵³ numbers are admitted whole only, since a
+/// validator reads `N.0` as a float that may round across the bound. Judged as the
+/// `jsonschema` crate judges them; the refused forms are asserted apart.
+#[test]
+fn integer_bounds_past_floats_agree_with_jsonschema() {
+    let schemas = [
+        json!({"type": "integer", "minimum": 0, "maximum": 9223372036854776000u64}),
+        json!({"type": "integer", "exclusiveMaximum": 9007199254740993u64}),
+        json!({"type": "number", "maximum": 9007199254740991u64, "minimum": 0}),
+        json!({"type": "integer", "minimum": -9223372036854775000i64, "maximum": -9007199254740993i64}),
+    ];
+    let texts = [
+        "0",
+        "-1",
+        "5",
+        "9007199254740991",
+        "9007199254740992",
+        "9007199254740993",
+        "9007199254740994",
+        "9223372036854775807",
+        "9223372036854775808",
+        "9223372036854775999",
+        "9223372036854776000",
+        "9223372036854776001",
+        "18446744073709551615",
+        "18446744073709551616",
+        "-9007199254740993",
+        "-9007199254740992",
+        "-9223372036854775808",
+        "-9223372036854775001",
+        "1.5",
+        "12.0",
+    ];
+    for schema in &schemas {
+        assert_agrees_with_jsonschema(schema, &texts);
+    }
+    let mut big = checker(schemas[0].clone());
+    assert!(!big.accepts(b"9007199254740993.0"));
+    assert!(big.accepts(b"9007199254740991.0"));
+}

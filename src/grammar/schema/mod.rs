@@ -37,6 +37,7 @@
 mod alternatives;
 mod containers;
 mod error;
+mod key_patterns;
 mod keywords;
 mod lower;
 mod negation;

@@ -7,7 +7,12 @@
 //! negative numbers mirror this. The set of admitted `I` is then a union of integer intervals,
 //! each written as a digit-range regex (split by length, then digit by digit).
 //! Bounded integers admit the forms `5` and `5.0`; unbounded integers also take an exponent
-//! (`1e3`, `1.5e1`; see [`any_integer`]).
+//! (`1e3`, `1.5e1`; see [`any_integer`]). Where a bound reaches 2⁵³, numbers from 2⁵³ on are
+//! admitted whole only (`9007199254740993`, not `9007199254740993.0`): a validator reads a
+//! fraction as a float, which may round it across the bound.
+
+/// 2⁵³: from here on not every integer is a float.
+const EXACT_IN_F64: i128 = 1 << 53;
 
 /// What a number's fraction may be, as a bit set.
 const ZERO: u8 = 1;
@@ -94,6 +99,12 @@ fn side(lo: Option<Bound>, hi: Option<Bound>, allowed: u8) -> Option<String> {
         .map(|b| b.value)
         .filter(|&v| v >= 0)
         .collect();
+    // From 2⁵³ on a float cannot hold every integer: a numeral with a fraction there may
+    // round to the other side of a bound that large, so such numbers are written whole.
+    let beyond_floats = [lo, hi].iter().flatten().any(|b| b.value >= EXACT_IN_F64);
+    if beyond_floats {
+        points.push(EXACT_IN_F64);
+    }
     points.sort_unstable();
     points.dedup();
     let mut segments: Vec<(i128, Option<i128>)> = vec![];
@@ -109,11 +120,13 @@ fn side(lo: Option<Bound>, hi: Option<Bound>, allowed: u8) -> Option<String> {
     let mut alts = vec![];
     for (a, b) in segments {
         let f = fracs(a);
-        if f == 0 {
+        let whole_only = beyond_floats && a >= EXACT_IN_F64;
+        if f == 0 || (whole_only && f & ZERO == 0) {
             continue;
         }
         let digits = unsigned_range(a as u128, b.map(|b| b as u128));
         let frac = match f {
+            _ if whole_only => "",
             BOTH => r"(\.[0-9]+)?",
             ZERO => r"(\.0+)?",
             _ => r"\.[0-9]*[1-9][0-9]*",

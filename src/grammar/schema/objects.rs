@@ -15,7 +15,9 @@ use serde_json::{Map, Value};
 
 use super::containers::{bad, count};
 use super::error::{push_pointer, SchemaError};
+use super::key_patterns;
 use super::lower::{Lowered, Lowerer, StringSite};
+use super::refs::is_contradiction;
 use super::strings::{pattern_matches, string_regex, StringSpec, ANY_STRING};
 use crate::grammar::{NonterminalId, Symbol};
 
@@ -98,7 +100,7 @@ impl<'a> Lowerer<'a> {
             }
             Some(_) => return Err(bad(ptr, "required", "not an array")),
         }
-        let addl = o
+        let mut addl = o
             .get("additionalProperties")
             .cloned()
             .unwrap_or(Value::Bool(true));
@@ -121,8 +123,14 @@ impl<'a> Lowerer<'a> {
         };
         // Declared members, in schema order.
         let mut declared: Vec<(String, Value, String)> = vec![];
+        // Declared names whose schema is joined with their patterns' schemas: a contradiction
+        // there means the member cannot appear, not that the schema is wrong.
+        let mut joined: hashbrown::HashSet<String> = hashbrown::HashSet::new();
         for (name, s) in props {
             let m = matching(self, name)?;
+            if !m.is_empty() {
+                joined.insert(name.clone());
+            }
             let mut schema = s.clone();
             for extra in m {
                 schema = serde_json::json!({ "allOf": [schema, extra] });
@@ -177,7 +185,11 @@ impl<'a> Lowerer<'a> {
             // Every declared name gets its literal, so it never lexes as an additional name.
             self.key(name);
             let is_required = required_set.contains(name);
-            match self.schema(schema, sptr, depth + 1)? {
+            let lowered = match self.schema(schema, sptr, depth + 1) {
+                Err(e) if joined.contains(name) && is_contradiction(&e) => None,
+                lowered => lowered?,
+            };
+            match lowered {
                 None if is_required => return Ok(None),
                 None => {}
                 Some(v) => {
@@ -227,11 +239,18 @@ impl<'a> Lowerer<'a> {
                 ));
             }
         } else {
-            let distinct = {
+            // A pattern that matches every name leaves none to `additionalProperties`.
+            if pats
+                .keys()
+                .any(|p| key_patterns::matches_every_name(p).unwrap_or(false))
+            {
+                addl = Value::Bool(false);
+            }
+            let each_name_one_schema = {
                 let mut v: Vec<&Value> = pats.values().collect();
                 v.dedup();
                 v.len() == 1
-            };
+            } || pairwise_disjoint(pats.keys());
             if addl != Value::Bool(false) {
                 self.unsupported(&pptr, "patternProperties", "`patternProperties` beside additional properties that match no pattern cannot be expressed exactly")?;
                 extras.push((
@@ -240,7 +259,7 @@ impl<'a> Lowerer<'a> {
                     push_pointer(ptr, "additionalProperties"),
                     None,
                 ));
-            } else if !distinct {
+            } else if !each_name_one_schema {
                 self.unsupported(&pptr, "patternProperties", "a key matching several patterns must satisfy all their schemas, which is not enforced")?;
             }
             for (pat, s) in pats {
@@ -542,6 +561,23 @@ impl CloseWhen {
             && self.count.is_none_or(|(lo, hi)| lo <= n && n <= hi)
     }
 }
+
+/// Whether no name matches two of the patterns (proven on their automata; at most
+/// [`MAX_DISJOINT_PATTERNS`] patterns are compared, pair by pair).
+fn pairwise_disjoint<'p>(patterns: impl ExactSizeIterator<Item = &'p String> + Clone) -> bool {
+    if patterns.len() > MAX_DISJOINT_PATTERNS {
+        return false;
+    }
+    let all: Vec<&String> = patterns.collect();
+    all.iter().enumerate().all(|(i, a)| {
+        all[i + 1..]
+            .iter()
+            .all(|b| key_patterns::disjoint(a, b).unwrap_or(false))
+    })
+}
+
+/// The most `patternProperties` patterns whose pairwise disjointness is proven.
+const MAX_DISJOINT_PATTERNS: usize = 16;
 
 /// A `patternProperties` key that is not a regex lacuna can compile.
 fn bad_pattern(pptr: &str, pat: &str, e: &impl std::fmt::Debug) -> SchemaError {

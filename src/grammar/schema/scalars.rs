@@ -14,8 +14,9 @@ use super::strings::{
 };
 use crate::grammar::Symbol;
 
-/// Bounds from this magnitude on are not expanded into digit ranges: numbers that large are
-/// commonly written with an exponent, which bounded number lexemes do not admit.
+/// Bounds written as floats (`1e20`, `2.5e15`) from this magnitude on are not expanded into
+/// digit ranges: numbers that large are commonly written with an exponent, which bounded number
+/// lexemes do not admit. Bounds written as JSON integers are exact at any magnitude.
 const MAX_BOUND: f64 = 1e15;
 
 impl<'a> Lowerer<'a> {
@@ -26,7 +27,7 @@ impl<'a> Lowerer<'a> {
         integer: bool,
         ptr: &str,
     ) -> Result<Option<Symbol>, SchemaError> {
-        let num = |k: &str| o.get(k).and_then(Value::as_f64);
+        let num = |k: &str| o.get(k).filter(|v| v.is_number());
         let draft4 = |k: &str| o.get(k) == Some(&Value::Bool(true));
         // (value, exclusive) candidates for each side; the tightest wins.
         let mut lows = vec![];
@@ -71,15 +72,26 @@ impl<'a> Lowerer<'a> {
 
     /// One bound as an integral [`Bound`]. Integer schemas round non-integral bounds inward
     /// (exact); number schemas cannot take them (unsupported; lenient widens them outward).
+    /// A bound written as a JSON integer is exact at any magnitude (the validator compares
+    /// integers exactly); the number lexemes admit no fraction from 2⁵³ on, where a decimal
+    /// fraction and its float value can fall on different sides of the bound.
     fn bound(
         &mut self,
-        v: f64,
+        value: &Value,
         exclusive: bool,
         lower: bool,
         integer: bool,
         ptr: &str,
         kw: &str,
     ) -> Result<Option<Bound>, SchemaError> {
+        let exact = value
+            .as_i64()
+            .map(i128::from)
+            .or(value.as_u64().map(i128::from));
+        if let Some(value) = exact {
+            return Ok(Some(Bound { value, exclusive }));
+        }
+        let v = value.as_f64().unwrap_or(f64::NAN);
         if !v.is_finite() || v.abs() >= MAX_BOUND {
             self.unsupported(ptr, kw, "bounds of magnitude 1e15 or more are not expanded")?;
             return Ok(None);

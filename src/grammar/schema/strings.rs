@@ -204,18 +204,28 @@ fn parse(re: &str) -> Result<Hir, String> {
     crate::grammar::parse_regex(re)
 }
 
+/// An ECMA pattern's top-level branches over decoded text, each with whether it is anchored at
+/// its start and at its end; a branch with an anchor or word boundary elsewhere is refused.
+pub(super) fn pattern_branches(pattern: &str) -> Result<Vec<(bool, Hir, bool)>, StringIssue> {
+    let translated = ecma_to_rust(pattern);
+    let hir = parse(&translated).map_err(StringIssue::BadPattern)?;
+    let branches = split_anchors(hir);
+    if branches
+        .iter()
+        .any(|(_, body, _)| !body.properties().look_set().is_empty())
+    {
+        return Err(StringIssue::BadPattern(
+            "anchors or word boundaries inside the pattern are not supported".into(),
+        ));
+    }
+    Ok(branches)
+}
+
 /// Parses an ECMA pattern into a decoded regex with its anchoring resolved: each top-level
 /// branch is padded with `.*`-like text at the ends that are not anchored.
 fn pattern_hir(pattern: &str) -> Result<Decoded, StringIssue> {
-    let translated = ecma_to_rust(pattern);
-    let hir = parse(&translated).map_err(StringIssue::BadPattern)?;
     let mut branches = vec![];
-    for (start, body, end) in split_anchors(hir) {
-        if !body.properties().look_set().is_empty() {
-            return Err(StringIssue::BadPattern(
-                "anchors or word boundaries inside the pattern are not supported".into(),
-            ));
-        }
+    for (start, body, end) in pattern_branches(pattern)? {
         let mut parts = vec![];
         if !start {
             parts.push(any_text());
@@ -272,6 +282,19 @@ fn split_anchors(h: Hir) -> Vec<(bool, Hir, bool)> {
             let end = matches!(subs.last().map(Hir::kind), Some(HirKind::Look(Look::End)));
             if end {
                 subs.pop();
+            }
+            // regex-syntax lifts a prefix that every branch shares out of an alternation
+            // (`^in$|^out$` is parsed as `^(?:in$|out$)`): what is left is one group of
+            // branches that carry the rest of the anchors, each anchored at the shared ends.
+            if subs.len() == 1 && !subs[0].properties().look_set().is_empty() {
+                let inner = subs.pop().expect("one part");
+                if matches!(inner.kind(), HirKind::Alternation(_) | HirKind::Capture(_)) {
+                    return split_anchors(inner)
+                        .into_iter()
+                        .map(|(s, body, e)| (s || start, body, e || end))
+                        .collect();
+                }
+                subs.push(inner);
             }
             vec![(start, Hir::concat(subs), end)]
         }
@@ -466,15 +489,21 @@ pub fn format_matcher(format: &str) -> Option<regex_automata::meta::Regex> {
     })
 }
 
+/// The regex of the whole decoded strings that a JSON-Schema pattern matches (anchored at
+/// both ends, its unanchored ends padded).
+pub(super) fn pattern_full_match(pattern: &str) -> Result<Hir, StringIssue> {
+    let d = pattern_hir(pattern)?;
+    Ok(Hir::concat(vec![
+        Hir::look(Look::Start),
+        strip_markers(&d.hir),
+        Hir::look(Look::End),
+    ]))
+}
+
 /// A matcher for decoded strings that a JSON-Schema pattern matches.
 pub fn pattern_matcher(pattern: &str) -> Result<regex_automata::meta::Regex, StringIssue> {
-    let d = pattern_hir(pattern)?;
     regex_automata::meta::Regex::builder()
-        .build_from_hir(&Hir::concat(vec![
-            Hir::look(Look::Start),
-            strip_markers(&d.hir),
-            Hir::look(Look::End),
-        ]))
+        .build_from_hir(&pattern_full_match(pattern)?)
         .map_err(|e| StringIssue::BadPattern(e.to_string()))
 }
 
