@@ -843,3 +843,46 @@ fn integer_bounds_past_floats_agree_with_jsonschema() {
     assert!(!big.accepts(b"9007199254740993.0"));
     assert!(big.accepts(b"9007199254740991.0"));
 }
+
+/// Issue 18: `oneOf` alternatives disjoint by their listed values (`const: "full"` / `const:
+/// "off"`), or because one requires a name another, closed, cannot have; and a type whose every
+/// value two alternatives admit (object keywords say nothing of strings) is valid under none —
+/// MaskBench's `oneOf` shapes, judged as the `jsonschema` crate judges them.
+#[test]
+fn one_of_disjoint_by_values_or_closed_objects_agrees_with_jsonschema() {
+    let closed = |name: &str| {
+        json!({"additionalProperties": false, "properties": {name: {"type": "object"}},
+               "required": [name]})
+    };
+    let schemas = [
+        json!({"type": "string", "oneOf": [{"const": "full"}, {"const": "off"}]}),
+        json!({"oneOf": [{"enum": ["vscode"]}, {"enum": ["terminal", 1]}]}),
+        json!({"oneOf": [closed("embedded"), closed("http")]}),
+        json!({"type": "object", "oneOf": [closed("embedded"), closed("http")]}),
+        json!({"oneOf": [closed("embedded"), closed("http"), {"type": "string", "maxLength": 3}]}),
+        json!({"oneOf": [closed("embedded"), {"type": "string"}]}),
+        json!({"$defs": {"e": closed("embedded"), "h": closed("http")},
+               "oneOf": [{"$ref": "#/$defs/e"}, {"$ref": "#/$defs/h"}, {"type": "null"}]}),
+        json!({"oneOf": [{"properties": {"embedded": {}}, "required": ["embedded"]}, closed("http")]}),
+    ];
+    let values = [
+        "null",
+        "true",
+        "1",
+        "\"ab\"",
+        "\"full\"",
+        "\"off\"",
+        "\"vscode\"",
+        "\"terminal\"",
+        "[]",
+        "{}",
+        r#"{"embedded": {}}"#,
+        r#"{"http": {}}"#,
+        r#"{"embedded": {}, "http": {}}"#,
+        r#"{"embedded": 1}"#,
+        r#"{"x": 1}"#,
+    ];
+    for schema in schemas {
+        assert_agrees_with_jsonschema(&schema, &values);
+    }
+}

@@ -19,54 +19,181 @@ fn pure_ref(item: &Value) -> Option<&str> {
         .then_some(r)
 }
 
-/// What `oneOf` compares between alternatives: the JSON types a (flattened) schema admits
-/// (`*`: any) and its discriminators.
-fn signature(v: &Value) -> (Vec<&'static str>, Vec<(String, Vec<Value>)>) {
-    match v {
-        Value::Object(m) => (possible_types(m), discriminators(m)),
-        _ => (vec!["*"], vec![]),
+/// The JSON types, folded as [`possible_types`] folds them.
+const TYPES: [&str; 6] = ["null", "boolean", "object", "array", "number", "string"];
+
+/// Keywords that constrain objects only: a schema of these, `type` and annotations admits every
+/// value of each of its types but `object`.
+const OBJECT_KEYWORDS: &[&str] = &[
+    "properties",
+    "required",
+    "additionalProperties",
+    "patternProperties",
+    "minProperties",
+    "maxProperties",
+    "dependencies",
+    "dependentRequired",
+];
+
+/// What `oneOf` compares between alternatives, from a flattened schema.
+struct Signature {
+    /// The JSON types it admits.
+    types: Vec<&'static str>,
+    /// The types of which it admits every value (its other keywords constrain objects only).
+    free: Vec<&'static str>,
+    /// Required properties whose values are listed (`enum`/`const`), with those values.
+    discriminators: Vec<(String, Vec<Value>)>,
+    /// The values it lists, if it is an `enum`/`const`.
+    listed: Option<Vec<Value>>,
+    /// Its required property names.
+    required: Vec<String>,
+    /// Its declared property names, when no other name may appear (`additionalProperties:
+    /// false`, no `patternProperties`).
+    closed: Option<Vec<String>>,
+}
+
+impl Signature {
+    fn of(v: &Value) -> Signature {
+        let Value::Object(m) = v else {
+            return Signature {
+                types: TYPES.to_vec(),
+                free: TYPES.to_vec(),
+                discriminators: vec![],
+                listed: None,
+                required: vec![],
+                closed: None,
+            };
+        };
+        let types = possible_types(m);
+        let object_only = m.keys().all(|k| {
+            k == "type" || OBJECT_KEYWORDS.contains(&k.as_str()) || super::refs::is_annotation(k)
+        });
+        let named = |t: &str| match m.get("type") {
+            Some(Value::String(s)) => s == t,
+            Some(Value::Array(a)) => a.iter().any(|x| x == t),
+            _ => false,
+        };
+        // `integer` is folded into `number` but admits only some numbers.
+        let only_integers = named("integer") && !named("number");
+        let free = if object_only {
+            types
+                .iter()
+                .copied()
+                .filter(|t| *t != "object" && !(*t == "number" && only_integers))
+                .collect()
+        } else {
+            vec![]
+        };
+        let closed = (m.get("additionalProperties") == Some(&Value::Bool(false))
+            && !m.contains_key("patternProperties"))
+        .then(|| {
+            m.get("properties")
+                .and_then(Value::as_object)
+                .map(|p| p.keys().cloned().collect())
+                .unwrap_or_default()
+        });
+        Signature {
+            types,
+            free,
+            discriminators: discriminators(m),
+            listed: listed(v),
+            required: required_names(m).into_iter().map(String::from).collect(),
+            closed,
+        }
     }
+
+    /// Whether some value of type `t` may satisfy both.
+    fn overlaps_on(&self, other: &Signature, t: &str) -> bool {
+        if !self.types.contains(&t) || !other.types.contains(&t) {
+            return false;
+        }
+        if let (Some(a), Some(b)) = (&self.listed, &other.listed) {
+            if !a.iter().any(|x| b.iter().any(|y| json_eq(x, y))) {
+                return false;
+            }
+        }
+        if t != "object" {
+            return true;
+        }
+        let discriminated = self.discriminators.iter().any(|(name, va)| {
+            other
+                .discriminators
+                .iter()
+                .any(|(n, vb)| n == name && !va.iter().any(|x| vb.iter().any(|y| json_eq(x, y))))
+        });
+        // One requires a name the other, closed, cannot have.
+        let excluded = |a: &Signature, b: &Signature| {
+            b.closed
+                .as_ref()
+                .is_some_and(|names| a.required.iter().any(|r| !names.contains(r)))
+        };
+        !discriminated && !excluded(self, other) && !excluded(other, self)
+    }
+}
+
+fn required_names(o: &Map<String, Value>) -> Vec<&str> {
+    o.get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default()
+}
+
+/// The values a schema lists (`enum`, `const`, or those of its `allOf` parts, intersected).
+fn listed(v: &Value) -> Option<Vec<Value>> {
+    let p = v.as_object()?;
+    let mut values: Option<Vec<Value>> = p.get("enum").and_then(Value::as_array).cloned();
+    let mut narrow = |vals: Vec<Value>| {
+        values = Some(match values.take() {
+            Some(v) => v
+                .into_iter()
+                .filter(|x| vals.iter().any(|y| json_eq(x, y)))
+                .collect(),
+            None => vals,
+        });
+    };
+    if let Some(c) = p.get("const") {
+        narrow(vec![c.clone()]);
+    }
+    for part in p
+        .get("allOf")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        if let Some(vals) = listed(part) {
+            narrow(vals);
+        }
+    }
+    values
+}
+
+/// The types no value of which satisfies exactly one alternative, because two alternatives
+/// admit all of its values (a value of that type then satisfies two).
+fn dead_types(signatures: &[Signature]) -> Vec<&'static str> {
+    TYPES
+        .into_iter()
+        .filter(|t| signatures.iter().filter(|s| s.free.contains(t)).count() >= 2)
+        .collect()
+}
+
+/// Whether two alternatives may hold of one value, leaving out the types in `dead`.
+fn may_overlap(signatures: &[Signature], dead: &[&str]) -> bool {
+    signatures.iter().enumerate().any(|(i, a)| {
+        signatures[i + 1..].iter().any(|b| {
+            TYPES
+                .iter()
+                .any(|t| !dead.contains(t) && a.overlaps_on(b, t))
+        })
+    })
 }
 
 /// The required properties of a flattened object schema whose own schema lists its values
 /// (`enum`/`const`), with those values.
 fn discriminators(o: &Map<String, Value>) -> Vec<(String, Vec<Value>)> {
-    let required: Vec<&str> = o
-        .get("required")
-        .and_then(Value::as_array)
-        .map(|r| r.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
+    let required = required_names(o);
     let Some(props) = o.get("properties").and_then(Value::as_object) else {
         return vec![];
     };
-    /// The values a schema lists (`enum`, `const`, or those of its `allOf` parts, intersected).
-    fn listed(v: &Value) -> Option<Vec<Value>> {
-        let p = v.as_object()?;
-        let mut values: Option<Vec<Value>> = p.get("enum").and_then(Value::as_array).cloned();
-        let mut narrow = |vals: Vec<Value>| {
-            values = Some(match values.take() {
-                Some(v) => v
-                    .into_iter()
-                    .filter(|x| vals.iter().any(|y| json_eq(x, y)))
-                    .collect(),
-                None => vals,
-            });
-        };
-        if let Some(c) = p.get("const") {
-            narrow(vec![c.clone()]);
-        }
-        for part in p
-            .get("allOf")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            if let Some(vals) = listed(part) {
-                narrow(vals);
-            }
-        }
-        values
-    }
     let mut out = vec![];
     for name in required {
         if let Some(v) = props.get(name).and_then(listed) {
@@ -95,66 +222,79 @@ impl<'a> Lowerer<'a> {
         let mut rest = o.clone();
         rest.remove(key);
         let rest = Value::Object(rest);
-        let mut subs = vec![];
-        let mut signatures = vec![];
         let no_siblings = matches!(&rest, Value::Object(m) if m.is_empty());
+        // Each item merged with the siblings (`None`: a pure `$ref` lowered as its target's
+        // own nonterminal), with its flattened schema for `oneOf`'s comparisons.
+        let mut prepared: Vec<(String, Option<String>, Value)> = vec![];
         for (i, item) in items.iter().enumerate() {
             let iptr = push_pointer(&kptr, &i.to_string());
             // An item that is only a `$ref`, without sibling keywords to merge into it, is the
             // target's own language: its one nonterminal, shared by every such use, so that
             // definitions that each use the next twice compile in linear size.
-            let item = &*super::refs::effective(self.root, item);
-            if let (true, Some(r)) = (no_siblings, pure_ref(item)) {
-                if key == "oneOf" {
-                    let f = flatten(self.root, item, &iptr, 0, &mut self.expansions)?;
-                    if let Value::Object(_) | Value::Bool(true) = &f {
-                        signatures.push(signature(&f));
-                    }
-                }
+            let item = super::refs::effective(self.root, item);
+            if let (true, Some(r)) = (no_siblings, pure_ref(&item)) {
+                let r = r.to_string();
+                let f = if key == "oneOf" {
+                    flatten(self.root, &item, &iptr, 0, &mut self.expansions)?
+                } else {
+                    Value::Bool(true)
+                };
+                prepared.push((iptr, Some(r), f));
+                continue;
+            }
+            let f = flatten(self.root, &item, &iptr, 0, &mut self.expansions)?;
+            match merge(&rest, &f, &iptr) {
+                Ok(m) => prepared.push((iptr, None, m)),
+                Err(e) if is_contradiction(&e) => continue,
+                Err(e) => return Err(e),
+            }
+        }
+        let mut dead = vec![];
+        let mut overlap = false;
+        if key == "oneOf" {
+            // Disjoint when no value of any type can satisfy two alternatives: their types
+            // differ, their listed values differ, a required property's listed values differ
+            // (a discriminator), or one requires a name the other, closed, cannot have. A type
+            // whose every value two alternatives admit is left out of all of them.
+            let signatures: Vec<Signature> = prepared
+                .iter()
+                .filter(|(_, _, v)| matches!(v, Value::Object(_) | Value::Bool(true)))
+                .map(|(_, _, v)| Signature::of(v))
+                .collect();
+            dead = dead_types(&signatures);
+            overlap = may_overlap(&signatures, &dead);
+        }
+        let mut subs = vec![];
+        for (iptr, reference, merged) in prepared {
+            if let (Some(r), true) = (&reference, dead.is_empty()) {
                 subs.push(self.reference(r, &iptr, depth + 1)?);
                 continue;
             }
-            let f = flatten(self.root, item, &iptr, 0, &mut self.expansions)?;
-            let merged = match merge(&rest, &f, &iptr) {
-                Ok(m) => m,
-                Err(e) if is_contradiction(&e) => continue,
-                Err(e) => return Err(e),
+            let merged = if dead.is_empty() {
+                merged
+            } else {
+                let live: Vec<&str> = TYPES.into_iter().filter(|t| !dead.contains(t)).collect();
+                match merge(&merged, &serde_json::json!({ "type": live }), &iptr) {
+                    Ok(m) => m,
+                    Err(e) if is_contradiction(&e) => continue,
+                    Err(e) => return Err(e),
+                }
             };
-            if let Value::Object(_) | Value::Bool(true) = &merged {
-                signatures.push(signature(&merged));
-            }
             if let Some(s) = self.flat(&merged, &iptr, depth + 1)? {
                 subs.push(s);
             }
         }
-        if key == "oneOf" {
-            // Disjoint when the JSON types differ, or when both require a property whose
-            // `enum`/`const` values differ (a discriminator).
-            let overlap = signatures.iter().enumerate().any(|(i, (ta, da))| {
-                signatures[i + 1..].iter().any(|(tb, db)| {
-                    let types = ta
-                        .iter()
-                        .any(|t| *t == "*" || tb.contains(t) || tb.contains(&"*"));
-                    let discriminated = da.iter().any(|(name, va)| {
-                        db.iter().any(|(n, vb)| {
-                            n == name && !va.iter().any(|x| vb.iter().any(|y| json_eq(x, y)))
-                        })
-                    });
-                    types && !discriminated
-                })
-            });
-            if overlap {
-                if let Some(exclusive) = self.exclusive_alternatives(&rest, items, &kptr, depth)? {
-                    subs = exclusive;
-                } else {
-                    self.unsupported(
-                        ptr,
-                        "oneOf",
-                        "alternatives of the same JSON type may overlap, and not every \
-                         alternative has a complement lacuna can lower to exclude it from the \
-                         others (compiled as anyOf)",
-                    )?;
-                }
+        if overlap {
+            if let Some(exclusive) = self.exclusive_alternatives(&rest, items, &kptr, depth)? {
+                subs = exclusive;
+            } else {
+                self.unsupported(
+                    ptr,
+                    "oneOf",
+                    "alternatives of the same JSON type may overlap, and not every \
+                     alternative has a complement lacuna can lower to exclude it from the \
+                     others (compiled as anyOf)",
+                )?;
             }
         }
         if subs.is_empty() {
