@@ -49,7 +49,32 @@ pub struct Lowerer<'a> {
     /// Places where a string lexeme may stand (see [`StringSite`]).
     pub(super) sites: Vec<(NonterminalId, StringSite)>,
     pub(super) site_ids: HashMap<String, NonterminalId>,
+    /// Keys lexed with their colon (see [`KeyMode`]).
+    pub(super) key_mode: KeyMode,
+    /// In [`KeyMode::WithColon`], the pattern-key terminals, with their patterns.
+    pub(super) pattern_keys: Vec<(String, TerminalId)>,
+    /// Set when an object needs the names its patterns leave out, which only
+    /// [`KeyMode::WithColon`] can express; the schema is then compiled again in that mode.
+    pub(super) needs_colon_keys: bool,
 }
+
+/// How member names are lexed.
+///
+/// `Plain`: a name is a string lexeme, then `:` (the usual JSON lexing). `WithColon`: a name is
+/// one lexeme with its colon (`"a" :`), so names never share a lexeme with string values, and
+/// lexer priorities can rank names among themselves: a declared name (2) beats a
+/// `patternProperties` pattern (1), which beats any other name (0). The name of an additional
+/// member is then any name that neither a declared name nor a pattern takes — the complement
+/// of the patterns, which a grammar cannot otherwise write. Used only for schemas that need it,
+/// so every other schema's grammar is unchanged.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum KeyMode {
+    Plain,
+    WithColon,
+}
+
+/// What follows a name in [`KeyMode::WithColon`]: JSON white space, then the colon.
+pub(super) const COLON_SUFFIX: &str = "[ \\t\\n\\r]*:";
 
 pub(super) type Lowered = Result<Option<NonterminalId>, SchemaError>;
 
@@ -73,6 +98,36 @@ impl<'a> Lowerer<'a> {
             key_ids: HashMap::new(),
             sites: vec![],
             site_ids: HashMap::new(),
+            key_mode: KeyMode::Plain,
+            pattern_keys: vec![],
+            needs_colon_keys: false,
+        }
+    }
+
+    /// The symbols of a member `name: value` whose name lexeme is `key`.
+    pub(super) fn member(&mut self, key: Symbol, value: Symbol) -> Vec<Symbol> {
+        match self.key_mode {
+            KeyMode::Plain => vec![key, self.lit(":"), value],
+            KeyMode::WithColon => vec![key, value],
+        }
+    }
+
+    /// The lexeme of the names a key regex (a JSON string regex) matches: the regex itself, or
+    /// with its colon at `priority` in [`KeyMode::WithColon`].
+    pub(super) fn key_lexeme(&mut self, base: &str, re: String, priority: i32) -> Symbol {
+        match self.key_mode {
+            KeyMode::Plain => self.regex(base, re),
+            KeyMode::WithColon => {
+                let re = format!("(?:{re}){COLON_SUFFIX}");
+                let key = format!("K{priority}{re}");
+                if let Some(&t) = self.terms.get(&key) {
+                    return Symbol::T(t);
+                }
+                let name = format!("{base}_{}", self.terms.len());
+                let t = self.b.terminal(&name, Pattern::Regex(re), priority);
+                self.terms.insert(key, t);
+                Symbol::T(t)
+            }
         }
     }
 
@@ -236,7 +291,7 @@ impl<'a> Lowerer<'a> {
             self.fresh("any_elements"),
         );
         let (lb, rb, ls, rs) = (self.lit("{"), self.lit("}"), self.lit("["), self.lit("]"));
-        let (comma, colon) = (self.lit(","), self.lit(":"));
+        let comma = self.lit(",");
         let lexeme = self.regex("STRING", ANY_STRING.into());
         let any_string = StringSite::Spec {
             min_length: 0,
@@ -245,6 +300,13 @@ impl<'a> Lowerer<'a> {
             format: None,
         };
         let string = self.string_site(lexeme, any_string, "")?;
+        let name = self.key_lexeme("KEY", ANY_STRING.into(), 0);
+        let any_name = StringSite::Key {
+            excluded: vec![],
+            pattern: None,
+            siblings: vec![],
+        };
+        let name = self.string_site(name, any_name, "")?;
         let number = self.regex("NUMBER", super::numbers::ANY_NUMBER.into());
         for s in [
             string,
@@ -259,12 +321,11 @@ impl<'a> Lowerer<'a> {
         self.rule(v, vec![Symbol::N(arr)], "")?;
         self.rule(obj, vec![lb, rb], "")?;
         self.rule(obj, vec![lb, Symbol::N(members), rb], "")?;
-        self.rule(members, vec![string, colon, Symbol::N(v)], "")?;
-        self.rule(
-            members,
-            vec![string, colon, Symbol::N(v), comma, Symbol::N(members)],
-            "",
-        )?;
+        let member = self.member(name, Symbol::N(v));
+        self.rule(members, member.clone(), "")?;
+        let mut more = member;
+        more.extend([comma, Symbol::N(members)]);
+        self.rule(members, more, "")?;
         self.rule(arr, vec![ls, rs], "")?;
         self.rule(arr, vec![ls, Symbol::N(elems), rs], "")?;
         self.rule(elems, vec![Symbol::N(v)], "")?;

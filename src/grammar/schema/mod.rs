@@ -54,6 +54,7 @@ pub use error::{SchemaError, SchemaWarning};
 pub use strings::FORMATS;
 
 use crate::grammar::{Grammar, GrammarError, Symbol};
+use lower::KeyMode;
 
 /// How to compile a schema.
 #[derive(Clone, Debug)]
@@ -115,7 +116,47 @@ pub fn compile(schema: &Value, options: &SchemaOptions) -> Result<CompiledSchema
             found: refs::kind_name(schema).into(),
         });
     }
+    // Names are lexed with their colon only where an object needs it (see `KeyMode`).
+    let mut needs_colon_keys = false;
+    let plain = compile_with(schema, options, KeyMode::Plain, &mut needs_colon_keys);
+    if needs_colon_keys {
+        return compile_with(schema, options, KeyMode::WithColon, &mut needs_colon_keys);
+    }
+    plain
+}
+
+fn compile_with(
+    schema: &Value,
+    options: &SchemaOptions,
+    key_mode: KeyMode,
+    needs_colon_keys: &mut bool,
+) -> Result<CompiledSchema, SchemaError> {
     let mut lw = lower::Lowerer::new(schema, options);
+    lw.key_mode = key_mode;
+    let start = lower(&mut lw, schema);
+    *needs_colon_keys = lw.needs_colon_keys;
+    let start = start?;
+    let warnings = std::mem::take(&mut lw.warnings);
+    let grammar =
+        lw.b.build_merging_alternatives(start)
+            .map_err(|e| match e {
+                GrammarError::EmptyLanguage(_) => SchemaError::Empty {
+                    pointer: String::new(),
+                },
+                GrammarError::TooLarge(message) => SchemaError::TooLarge {
+                    pointer: String::new(),
+                    message,
+                },
+                e => SchemaError::Grammar(e),
+            })?;
+    Ok(CompiledSchema { grammar, warnings })
+}
+
+/// Lowers the whole document; the start nonterminal.
+fn lower(
+    lw: &mut lower::Lowerer,
+    schema: &Value,
+) -> Result<crate::grammar::NonterminalId, SchemaError> {
     if let Some(meta) = schema.get("$schema") {
         let known = meta.as_str().is_some_and(|m| {
             KNOWN_METASCHEMAS
@@ -136,20 +177,7 @@ pub fn compile(schema: &Value, options: &SchemaOptions) -> Result<CompiledSchema
     lw.finish_sites()?;
     let start = lw.b.fresh_nonterminal("start");
     lw.b.rule(start, vec![Symbol::N(root)]);
-    let warnings = std::mem::take(&mut lw.warnings);
-    let grammar =
-        lw.b.build_merging_alternatives(start)
-            .map_err(|e| match e {
-                GrammarError::EmptyLanguage(_) => SchemaError::Empty {
-                    pointer: String::new(),
-                },
-                GrammarError::TooLarge(message) => SchemaError::TooLarge {
-                    pointer: String::new(),
-                    message,
-                },
-                e => SchemaError::Grammar(e),
-            })?;
-    Ok(CompiledSchema { grammar, warnings })
+    Ok(start)
 }
 
 /// Compiles schema text (JSON).

@@ -16,8 +16,9 @@ use serde_json::{Map, Value};
 use super::containers::{bad, count};
 use super::error::{push_pointer, SchemaError};
 use super::key_patterns;
-use super::lower::{Lowered, Lowerer, StringSite};
+use super::lower::{KeyMode, Lowered, Lowerer, StringSite};
 use super::refs::is_contradiction;
+use super::sites::PATTERN_PRIORITY;
 use super::strings::{pattern_matches, string_regex, StringSpec, ANY_STRING};
 use crate::grammar::{NonterminalId, Symbol};
 
@@ -177,7 +178,6 @@ impl<'a> Lowerer<'a> {
                 declared.push((name.clone(), schema, push_pointer(ptr, "dependencies")));
             }
         }
-        let colon = self.lit(":");
         let mut members: Vec<(Symbol, bool)> = vec![];
         // The member index of each declared name that can appear.
         let mut member_of: hashbrown::HashMap<String, usize> = hashbrown::HashMap::new();
@@ -195,7 +195,8 @@ impl<'a> Lowerer<'a> {
                 Some(v) => {
                     let key = self.key(name);
                     let m = self.fresh("member");
-                    self.rule(m, vec![key, colon, Symbol::N(v)], ptr)?;
+                    let member = self.member(key, Symbol::N(v));
+                    self.rule(m, member, ptr)?;
                     member_of.insert(name.clone(), members.len());
                     members.push((Symbol::N(m), !is_required));
                 }
@@ -252,14 +253,20 @@ impl<'a> Lowerer<'a> {
                 v.len() == 1
             } || pairwise_disjoint(pats.keys());
             if addl != Value::Bool(false) {
-                self.unsupported(&pptr, "patternProperties", "`patternProperties` beside additional properties that match no pattern cannot be expressed exactly")?;
+                if self.key_mode == KeyMode::Plain {
+                    // Names lexed with their colon can express the names no pattern takes
+                    // (`KeyMode`): the schema is compiled again so.
+                    self.needs_colon_keys = true;
+                    self.unsupported(&pptr, "patternProperties", "`patternProperties` beside additional properties that match no pattern cannot be expressed exactly")?;
+                }
                 extras.push((
                     other_key,
                     addl.clone(),
                     push_pointer(ptr, "additionalProperties"),
                     None,
                 ));
-            } else if !each_name_one_schema {
+            }
+            if !each_name_one_schema {
                 self.unsupported(&pptr, "patternProperties", "a key matching several patterns must satisfy all their schemas, which is not enforced")?;
             }
             for (pat, s) in pats {
@@ -293,17 +300,25 @@ impl<'a> Lowerer<'a> {
                 // ancestor's `/patternProperties/` too (issue 18: a nested object then refused
                 // its additional names that are declared elsewhere).
                 let lexeme = if key_re == ANY_STRING {
-                    self.regex("STRING", key_re)
+                    self.key_lexeme("STRING", key_re, 0)
                 } else {
-                    self.regex("KEY_PATTERN", key_re)
+                    let lexeme = self.key_lexeme("KEY_PATTERN", key_re, PATTERN_PRIORITY);
+                    if let (KeyMode::WithColon, Symbol::T(t), Some(p)) =
+                        (self.key_mode, lexeme, &pattern)
+                    {
+                        self.pattern_keys.push((p.clone(), t));
+                    }
+                    lexeme
                 };
                 let site = StringSite::Key {
                     excluded: declared.iter().map(|d| d.0.clone()).collect(),
                     pattern,
+                    siblings: pats.keys().cloned().collect(),
                 };
                 let key = self.string_site(lexeme, site, ptr)?;
                 let x = *extra_nt.get_or_insert_with(|| self.fresh_nt("extra_member"));
-                self.rule(x, vec![key, colon, Symbol::N(v)], ptr)?;
+                let member = self.member(key, Symbol::N(v));
+                self.rule(x, member, ptr)?;
             }
         }
         let closed = extra_nt.is_none();

@@ -355,9 +355,9 @@ impl<'a> Lowerer<'a> {
                 for (k, item) in members {
                     let m = self.fresh("member_value");
                     let key = self.key(k);
-                    let colon = self.lit(":");
                     let value = self.literal(item, ptr)?;
-                    self.rule(m, vec![key, colon, value], ptr)?;
+                    let member = self.member(key, value);
+                    self.rule(m, member, ptr)?;
                     list.push((Symbol::N(m), false));
                 }
                 Symbol::N(

@@ -9,9 +9,9 @@
 
 use hashbrown::HashSet;
 
-use super::error::SchemaError;
-use super::lower::Lowerer;
-use crate::grammar::{Pattern, Symbol};
+use super::error::{push_pointer, SchemaError};
+use super::lower::{KeyMode, Lowerer, COLON_SUFFIX};
+use crate::grammar::{NonterminalId, Pattern, Symbol, TerminalId};
 
 /// What a string lexeme at some place admits, checked against every property name at the end:
 /// a string equal to a property name lexes as that name's literal only (literals beat regexes),
@@ -28,23 +28,37 @@ pub enum StringSite {
     /// Exactly this string (`enum`/`const`).
     Exact(String),
     /// The name of an additional member: any name not declared by its object (`excluded`),
-    /// matching `pattern` if given (`patternProperties`).
+    /// matching `pattern` if given (`patternProperties`); `siblings` are its object's patterns.
     Key {
         excluded: Vec<String>,
         pattern: Option<String>,
+        siblings: Vec<String>,
     },
 }
 
+/// Lexer priorities of names in [`KeyMode::WithColon`]: a declared name beats a pattern, which
+/// beats any other name.
+pub(super) const NAME_PRIORITY: i32 = 2;
+pub(super) const PATTERN_PRIORITY: i32 = 1;
+
 impl<'a> Lowerer<'a> {
-    /// The literal terminal of a property name, in its serde_json encoding.
+    /// The literal terminal of a property name, in its serde_json encoding (with its colon, at
+    /// [`NAME_PRIORITY`], in [`KeyMode::WithColon`]).
     pub(super) fn key(&mut self, name: &str) -> Symbol {
         if let Some(&t) = self.key_ids.get(name) {
             return Symbol::T(t);
         }
         let text = serde_json::to_string(name).expect("strings serialize");
-        let t = self
-            .b
-            .terminal(&format!("KEY{text}"), Pattern::Literal(text), 0);
+        let t = match self.key_mode {
+            KeyMode::Plain => self
+                .b
+                .terminal(&format!("KEY{text}"), Pattern::Literal(text), 0),
+            KeyMode::WithColon => {
+                let re = format!("{}{COLON_SUFFIX}", regex_syntax::escape(&text));
+                self.b
+                    .terminal(&format!("KEY{text}"), Pattern::Regex(re), NAME_PRIORITY)
+            }
+        };
         self.keys.push((name.to_string(), t));
         self.key_ids.insert(name.to_string(), t);
         Symbol::T(t)
@@ -70,64 +84,145 @@ impl<'a> Lowerer<'a> {
     }
 
     /// Lets every string site admit the literals of the property names it admits.
+    ///
+    /// In [`KeyMode::WithColon`] names never stand where values do, so only name sites take
+    /// them; a site of any other name also takes the pattern keys of other objects, which the
+    /// lexer gives to their patterns first. That is exact only when two pattern keys are never
+    /// both possible for one name: patterns of different objects must be equal or disjoint.
     pub fn finish_sites(&mut self) -> Result<(), SchemaError> {
         let keys = std::mem::take(&mut self.keys);
         self.key_ids.clear();
         let sites = std::mem::take(&mut self.sites);
+        let with_colon = self.key_mode == KeyMode::WithColon;
+        if with_colon {
+            self.pattern_keys_apart()?;
+        }
+        let pattern_keys = std::mem::take(&mut self.pattern_keys);
         for (nt, site) in &sites {
-            // Matchers are built once per site, not once per name.
-            let (min, max, pattern, format, exact, excluded) = match site {
-                StringSite::Exact(v) => (0, None, None, None, Some(v), None),
-                StringSite::Key { excluded, pattern } => (
-                    0,
-                    None,
-                    pattern.as_deref(),
-                    None,
-                    None,
-                    Some(
-                        excluded
-                            .iter()
-                            .map(String::as_str)
-                            .collect::<HashSet<&str>>(),
-                    ),
-                ),
-                StringSite::Spec {
-                    min_length,
-                    max_length,
-                    pattern,
-                    format,
-                } => (
-                    *min_length,
-                    *max_length,
-                    pattern.as_deref(),
-                    format.as_deref(),
-                    None,
-                    None,
-                ),
-            };
-            let pattern = match pattern.map(super::strings::pattern_matcher) {
-                Some(Ok(m)) => Some(m),
-                Some(Err(_)) => continue,
-                None => None,
-            };
-            let format = match format {
-                Some(f) => match super::strings::format_matcher(f) {
-                    Some(m) => Some(m),
-                    None => continue,
-                },
-                None => None,
-            };
-            for (name, t) in &keys {
-                let n = name.chars().count() as u64;
-                let ok = exact.is_none_or(|v| v == name)
-                    && excluded.as_ref().is_none_or(|x| !x.contains(name.as_str()))
-                    && n >= min
-                    && max.is_none_or(|m| n <= m)
-                    && pattern.as_ref().is_none_or(|m| m.is_match(name))
-                    && format.as_ref().is_none_or(|m| m.is_match(name));
-                if ok {
-                    self.rule(*nt, vec![Symbol::T(*t)], "")?;
+            if with_colon {
+                let StringSite::Key {
+                    pattern: None,
+                    siblings,
+                    ..
+                } = site
+                else {
+                    if !matches!(site, StringSite::Key { .. }) {
+                        continue;
+                    }
+                    // A pattern key takes only its own names (the others' are disjoint).
+                    self.admit_names(*nt, site, &keys)?;
+                    continue;
+                };
+                for (p, t) in &pattern_keys {
+                    if !siblings.contains(p) {
+                        self.rule(*nt, vec![Symbol::T(*t)], "")?;
+                    }
                 }
+            }
+            self.admit_names(*nt, site, &keys)?;
+        }
+        Ok(())
+    }
+
+    /// Refuses pattern keys that one name could match two of with different lexemes.
+    fn pattern_keys_apart(&mut self) -> Result<(), SchemaError> {
+        let mut distinct: Vec<&String> = self.pattern_keys.iter().map(|(p, _)| p).collect();
+        distinct.sort();
+        distinct.dedup();
+        for (i, a) in distinct.iter().enumerate() {
+            for b in &distinct[i + 1..] {
+                if !super::key_patterns::disjoint(a, b).unwrap_or(false) {
+                    return Err(SchemaError::Unsupported {
+                        pointer: push_pointer("/patternProperties", a),
+                        keyword: "patternProperties".into(),
+                        reason: format!(
+                            "patterns {a:?} and {b:?} of different objects may match one name, \
+                             and free additional names beside them cannot then be expressed"
+                        ),
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Lets one string site admit the literals of the property names it admits.
+    fn admit_names(
+        &mut self,
+        nt: NonterminalId,
+        site: &StringSite,
+        keys: &[(String, TerminalId)],
+    ) -> Result<(), SchemaError> {
+        // Matchers are built once per site, not once per name.
+        let (min, max, pattern, format, exact, excluded) = match site {
+            StringSite::Exact(v) => (0, None, None, None, Some(v), None),
+            StringSite::Key {
+                excluded, pattern, ..
+            } => (
+                0,
+                None,
+                pattern.as_deref(),
+                None,
+                None,
+                Some(
+                    excluded
+                        .iter()
+                        .map(String::as_str)
+                        .collect::<HashSet<&str>>(),
+                ),
+            ),
+            StringSite::Spec {
+                min_length,
+                max_length,
+                pattern,
+                format,
+            } => (
+                *min_length,
+                *max_length,
+                pattern.as_deref(),
+                format.as_deref(),
+                None,
+                None,
+            ),
+        };
+        let pattern = match pattern.map(super::strings::pattern_matcher) {
+            Some(Ok(m)) => Some(m),
+            Some(Err(_)) => return Ok(()),
+            None => None,
+        };
+        let format = match format {
+            Some(f) => match super::strings::format_matcher(f) {
+                Some(m) => Some(m),
+                None => return Ok(()),
+            },
+            None => None,
+        };
+        // An additional name is one that none of its object's patterns takes.
+        let mut taken_by_patterns = vec![];
+        if let StringSite::Key {
+            pattern: None,
+            siblings,
+            ..
+        } = site
+        {
+            for p in siblings {
+                match super::strings::pattern_matcher(p) {
+                    Ok(m) => taken_by_patterns.push(m),
+                    Err(_) => return Ok(()),
+                }
+            }
+        }
+        for (name, t) in keys {
+            let n = name.chars().count() as u64;
+            let ok = exact.is_none_or(|v| v == name)
+                && excluded.as_ref().is_none_or(|x| !x.contains(name.as_str()))
+                && n >= min
+                && max.is_none_or(|m| n <= m)
+                && pattern.as_ref().is_none_or(|m| m.is_match(name))
+                && format.as_ref().is_none_or(|m| m.is_match(name))
+                && !taken_by_patterns.iter().any(|m| m.is_match(name));
+            if ok {
+                self.rule(nt, vec![Symbol::T(*t)], "")?;
             }
         }
         Ok(())

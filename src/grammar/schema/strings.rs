@@ -501,11 +501,37 @@ pub(super) fn pattern_full_match(pattern: &str) -> Result<Hir, StringIssue> {
 }
 
 /// A matcher for decoded strings that a JSON-Schema pattern matches.
+///
+/// Matchers are kept per thread by pattern text (at most [`MATCHERS_KEPT`], then all are
+/// dropped): a schema asks for one pattern's matcher once per property name and per string
+/// site, and building one (a DFA) costs far more than matching — a 540 KB JsonSchemaStore
+/// schema spent 2.5 s rebuilding them.
 pub fn pattern_matcher(pattern: &str) -> Result<regex_automata::meta::Regex, StringIssue> {
-    regex_automata::meta::Regex::builder()
-        .build_from_hir(&pattern_full_match(pattern)?)
-        .map_err(|e| StringIssue::BadPattern(e.to_string()))
+    thread_local! {
+        static MATCHERS: std::cell::RefCell<
+            hashbrown::HashMap<String, Result<regex_automata::meta::Regex, StringIssue>>,
+        > = std::cell::RefCell::new(hashbrown::HashMap::new());
+    }
+    MATCHERS.with(|kept| {
+        if let Some(m) = kept.borrow().get(pattern) {
+            return m.clone();
+        }
+        let built = pattern_full_match(pattern).and_then(|hir| {
+            regex_automata::meta::Regex::builder()
+                .build_from_hir(&hir)
+                .map_err(|e| StringIssue::BadPattern(e.to_string()))
+        });
+        let mut kept = kept.borrow_mut();
+        if kept.len() >= MATCHERS_KEPT {
+            kept.clear();
+        }
+        kept.insert(pattern.to_string(), built.clone());
+        built
+    })
 }
+
+/// The most pattern matchers [`pattern_matcher`] keeps per thread.
+pub const MATCHERS_KEPT: usize = 256;
 
 /// Whether a decoded string matches a JSON-Schema pattern (used to check property names and
 /// enum values against patterns while compiling).
