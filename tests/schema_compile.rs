@@ -940,3 +940,24 @@ fn pattern_properties_beside_free_names_agree_with_jsonschema() {
         "{overlapping}: {e}"
     );
 }
+
+/// Lenient mode reads free additional names beside patterns exactly where it can (no
+/// warning), and falls back to ignoring the patterns (with a warning) where patterns of
+/// different objects overlap.
+#[test]
+fn lenient_mode_prefers_the_exact_reading_of_pattern_properties() {
+    let exact = json!({"patternProperties": {"^a_": {"type": "integer"}}});
+    let c = compile(&exact, &SchemaOptions::lenient(true)).unwrap();
+    assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+    let mut ch = Checker::new(c.grammar).unwrap();
+    assert!(ch.accepts(br#"{"a_x": 1, "b": "s"}"#));
+    assert!(!ch.accepts(br#"{"a_x": "s"}"#));
+    let overlapping = json!({"patternProperties": {"^a": {"type": "integer"}},
+        "properties": {"x": {"patternProperties": {"b$": {"type": "string"}}}}});
+    let c = compile(&overlapping, &SchemaOptions::lenient(true)).unwrap();
+    assert!(
+        c.warnings.iter().any(|w| w.keyword == "patternProperties"),
+        "{:?}",
+        c.warnings
+    );
+}

@@ -23,6 +23,11 @@
 //! [`Grammar`]. Lexeme regexes come from `strings` (JSON string encoding, `pattern`, `format`)
 //! and `numbers` (digit-range regexes for integer bounds).
 //!
+//! Member names are string lexemes followed by `:`, except in schemas with `patternProperties`
+//! beside free additional names: those are compiled again with every name lexed together with
+//! its colon and ranked by lexer priority (`lower::KeyMode`), which expresses "a name no
+//! pattern takes" without a complement regex.
+//!
 //! The grammar is built with the builder directly rather than through Lark text: no second
 //! escaping layer for regexes and property names, no re-parse, and terminals are shared by
 //! their regex (so a schema with many equal string properties has one string lexeme).
@@ -119,10 +124,14 @@ pub fn compile(schema: &Value, options: &SchemaOptions) -> Result<CompiledSchema
     // Names are lexed with their colon only where an object needs it (see `KeyMode`).
     let mut needs_colon_keys = false;
     let plain = compile_with(schema, options, KeyMode::Plain, &mut needs_colon_keys);
-    if needs_colon_keys {
-        return compile_with(schema, options, KeyMode::WithColon, &mut needs_colon_keys);
+    if !needs_colon_keys {
+        return plain;
     }
-    plain
+    match compile_with(schema, options, KeyMode::WithColon, &mut needs_colon_keys) {
+        // Lenient mode compiled it, with a warning, where the exact reading fails.
+        Err(_) if plain.is_ok() => plain,
+        exact => exact,
+    }
 }
 
 fn compile_with(
