@@ -769,6 +769,8 @@ fn pattern_properties_that_cover_or_split_the_names_agree_with_jsonschema() {
         json!({"patternProperties": {"^a_": {"type": "integer"}, "^b_": {"type": "string"},
                                      "^$": {"type": "null"}},
                "additionalProperties": false}),
+        json!({"patternProperties": {"^a_": {}},
+               "properties": {"n": {"properties": {"a_1": {"type": "integer"}}}}}),
     ];
     let names = ["a_x", "a_1", "b_q", "n", "", "a\\nb"];
     let values = ["7", "1", "\"s\"", "\"st\"", "null"];

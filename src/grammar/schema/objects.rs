@@ -292,6 +292,9 @@ impl<'a> Lowerer<'a> {
                 }
             }
         }
+        // The patterns that get key lexemes of their own: the names they take are not
+        // additional (patterns whose schemas are all free get none).
+        let keyed: Vec<String> = extras.iter().filter_map(|e| e.3.clone()).collect();
         let mut extra_nt: Option<NonterminalId> = None;
         for (key_re, schema, sptr, pattern) in extras {
             if let Some(v) = self.schema(&schema, &sptr, depth + 1)? {
@@ -313,7 +316,7 @@ impl<'a> Lowerer<'a> {
                 let site = StringSite::Key {
                     excluded: declared.iter().map(|d| d.0.clone()).collect(),
                     pattern,
-                    siblings: pats.keys().cloned().collect(),
+                    siblings: keyed.clone(),
                 };
                 let key = self.string_site(lexeme, site, ptr)?;
                 let x = *extra_nt.get_or_insert_with(|| self.fresh_nt("extra_member"));

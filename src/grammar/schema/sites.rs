@@ -28,7 +28,8 @@ pub enum StringSite {
     /// Exactly this string (`enum`/`const`).
     Exact(String),
     /// The name of an additional member: any name not declared by its object (`excluded`),
-    /// matching `pattern` if given (`patternProperties`); `siblings` are its object's patterns.
+    /// matching `pattern` if given (`patternProperties`); `siblings` are the patterns of its object
+    /// that have key lexemes of their own.
     Key {
         excluded: Vec<String>,
         pattern: Option<String>,
