@@ -963,3 +963,30 @@ fn lenient_mode_prefers_the_exact_reading_of_pattern_properties() {
         c.warnings
     );
 }
+
+/// Issue 18: a `format` outside the JSON Schema vocabularies (OpenAPI's `byte`, `int32`,
+/// `password`) is an annotation, as the specification says and the `jsonschema` crate reads
+/// it; a standard format lacuna cannot enforce is still refused by name.
+#[test]
+fn unknown_formats_are_annotations_as_the_oracle_reads_them() {
+    let schemas = [
+        json!({"type": "string", "format": "byte"}),
+        json!({"type": "string", "format": "byte", "maxLength": 2}),
+        json!({"type": "integer", "format": "int32", "maximum": 5}),
+        json!({"enum": ["a", "bb", 3], "format": "password"}),
+        json!({"type": "string", "format": "byte", "pattern": "^a"}),
+    ];
+    let texts = [
+        "\"\"", "\"a\"", "\"bb\"", "\"abc\"", "\"QUJD\"", "3", "7", "null",
+    ];
+    for schema in &schemas {
+        assert_agrees_with_jsonschema(schema, &texts);
+    }
+    for standard in ["hostname", "ipv6", "duration"] {
+        let e = error(json!({"type": "string", "format": standard}));
+        assert!(
+            matches!(&e, SchemaError::Unsupported { keyword, .. } if keyword == "format"),
+            "{standard}: {e}"
+        );
+    }
+}

@@ -10,7 +10,8 @@ use super::lower::{Lowerer, StringSite};
 use super::numbers::{number_regex, Bound};
 use super::refs::json_eq;
 use super::strings::{
-    format_regex, literal_regex, pattern_matches, string_regex, StringIssue, StringSpec,
+    format_regex, is_standard_format, literal_regex, pattern_matches, string_regex, StringIssue,
+    StringSpec,
 };
 use crate::grammar::Symbol;
 
@@ -127,7 +128,10 @@ impl<'a> Lowerer<'a> {
             min_length: o.get("minLength").and_then(Value::as_u64).unwrap_or(0),
             max_length: o.get("maxLength").and_then(Value::as_u64),
             pattern: o.get("pattern").and_then(Value::as_str),
-            format: o.get("format").and_then(Value::as_str),
+            format: o
+                .get("format")
+                .and_then(Value::as_str)
+                .filter(|f| is_standard_format(f)),
         };
         if let Some(v) = o.get("maxLength") {
             if v.as_f64().is_some_and(|f| f.fract() == 0.0 && f >= 0.0) && spec.max_length.is_none()
@@ -264,7 +268,8 @@ impl<'a> Lowerer<'a> {
                             )?,
                         }
                     }
-                    if let Some(f) = o.get("format").and_then(Value::as_str) {
+                    let format = o.get("format").and_then(Value::as_str);
+                    if let Some(f) = format.filter(|f| is_standard_format(f)) {
                         match format_regex(f) {
                             Some(re) => {
                                 let re = regex_automata::meta::Regex::new(&format!("^(?:{re})$"))

@@ -69,6 +69,37 @@ const URI: &str =
     "(?:[A-Za-z][A-Za-z0-9+.-]*:(?:[A-Za-z0-9._~:/?#\\[\\]@!$&'()*+,;=-]|%[0-9A-Fa-f]{2})*)";
 const IPV4: &str = "(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])\\.){3}(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])";
 
+/// The formats of the JSON Schema vocabularies (drafts 4 to 2020-12). Any other `format` is
+/// an annotation: the specification asks validators not to fail on a format they do not know
+/// (OpenAPI's `byte`, `int32`, `password`, ...), and the `jsonschema` crate ignores them, so
+/// lacuna does too. A standard format lacuna cannot enforce is refused instead.
+pub const STANDARD_FORMATS: &[&str] = &[
+    "date",
+    "date-time",
+    "duration",
+    "email",
+    "hostname",
+    "idn-email",
+    "idn-hostname",
+    "ipv4",
+    "ipv6",
+    "iri",
+    "iri-reference",
+    "json-pointer",
+    "regex",
+    "relative-json-pointer",
+    "time",
+    "uri",
+    "uri-reference",
+    "uri-template",
+    "uuid",
+];
+
+/// Whether a `format` is one of the [`STANDARD_FORMATS`] (others are annotations).
+pub fn is_standard_format(name: &str) -> bool {
+    STANDARD_FORMATS.contains(&name)
+}
+
 /// The format regex of a format name, if it is enforced.
 pub fn format_regex(name: &str) -> Option<&'static str> {
     FORMATS.iter().find(|(n, _)| *n == name).map(|(_, r)| *r)
