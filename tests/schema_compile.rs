@@ -941,6 +941,7 @@ fn pattern_properties_beside_free_names_agree_with_jsonschema() {
         matches!(&e, SchemaError::Unsupported { keyword, .. } if keyword == "patternProperties"),
         "{overlapping}: {e}"
     );
+    assert_eq!(e.pointer(), Some("/patternProperties/^a"), "{e}");
 }
 
 /// Lenient mode reads free additional names beside patterns exactly where it can (no

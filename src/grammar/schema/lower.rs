@@ -51,8 +51,9 @@ pub struct Lowerer<'a> {
     pub(super) site_ids: HashMap<String, NonterminalId>,
     /// Keys lexed with their colon (see [`KeyMode`]).
     pub(super) key_mode: KeyMode,
-    /// In [`KeyMode::WithColon`], the pattern-key terminals, with their patterns.
-    pub(super) pattern_keys: Vec<(String, TerminalId)>,
+    /// In [`KeyMode::WithColon`], the pattern-key terminals, with their patterns and the JSON
+    /// pointer of (one of) their `patternProperties` entries.
+    pub(super) pattern_keys: Vec<(String, TerminalId, String)>,
     /// Set when an object needs the names its patterns leave out, which only
     /// [`KeyMode::WithColon`] can express; the schema is then compiled again in that mode.
     pub(super) needs_colon_keys: bool,

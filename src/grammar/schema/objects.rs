@@ -309,7 +309,7 @@ impl<'a> Lowerer<'a> {
                     if let (KeyMode::WithColon, Symbol::T(t), Some(p)) =
                         (self.key_mode, lexeme, &pattern)
                     {
-                        self.pattern_keys.push((p.clone(), t));
+                        self.pattern_keys.push((p.clone(), t, sptr.clone()));
                     }
                     lexeme
                 };

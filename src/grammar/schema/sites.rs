@@ -9,7 +9,7 @@
 
 use hashbrown::HashSet;
 
-use super::error::{push_pointer, SchemaError};
+use super::error::SchemaError;
 use super::lower::{KeyMode, Lowerer, COLON_SUFFIX};
 use crate::grammar::{NonterminalId, Pattern, Symbol, TerminalId};
 
@@ -98,27 +98,27 @@ impl<'a> Lowerer<'a> {
         if with_colon {
             self.pattern_keys_apart()?;
         }
-        let pattern_keys = std::mem::take(&mut self.pattern_keys);
+        let mut pattern_keys = std::mem::take(&mut self.pattern_keys);
+        pattern_keys.sort_by(|a, b| (&a.0, a.1).cmp(&(&b.0, b.1)));
+        pattern_keys.dedup_by(|a, b| a.0 == b.0 && a.1 == b.1);
         for (nt, site) in &sites {
-            if with_colon {
-                let StringSite::Key {
+            match site {
+                // Any other name: also the names other objects' patterns take.
+                StringSite::Key {
                     pattern: None,
                     siblings,
                     ..
-                } = site
-                else {
-                    if !matches!(site, StringSite::Key { .. }) {
-                        continue;
-                    }
-                    // A pattern key takes only its own names (the others' are disjoint).
-                    self.admit_names(*nt, site, &keys)?;
-                    continue;
-                };
-                for (p, t) in &pattern_keys {
-                    if !siblings.contains(p) {
-                        self.rule(*nt, vec![Symbol::T(*t)], "")?;
+                } if with_colon => {
+                    for (p, t, _) in &pattern_keys {
+                        if !siblings.contains(p) {
+                            self.rule(*nt, vec![Symbol::T(*t)], "")?;
+                        }
                     }
                 }
+                StringSite::Key { .. } => {}
+                // With their colon, names never stand where values do.
+                _ if with_colon => continue,
+                _ => {}
             }
             self.admit_names(*nt, site, &keys)?;
         }
@@ -127,14 +127,15 @@ impl<'a> Lowerer<'a> {
 
     /// Refuses pattern keys that one name could match two of with different lexemes.
     fn pattern_keys_apart(&mut self) -> Result<(), SchemaError> {
-        let mut distinct: Vec<&String> = self.pattern_keys.iter().map(|(p, _)| p).collect();
+        let mut distinct: Vec<(&String, &String)> =
+            self.pattern_keys.iter().map(|(p, _, at)| (p, at)).collect();
         distinct.sort();
-        distinct.dedup();
-        for (i, a) in distinct.iter().enumerate() {
-            for b in &distinct[i + 1..] {
+        distinct.dedup_by(|x, y| x.0 == y.0);
+        for (i, (a, at)) in distinct.iter().enumerate() {
+            for (b, _) in &distinct[i + 1..] {
                 if !super::key_patterns::disjoint(a, b).unwrap_or(false) {
                     return Err(SchemaError::Unsupported {
-                        pointer: push_pointer("/patternProperties", a),
+                        pointer: at.to_string(),
                         keyword: "patternProperties".into(),
                         reason: format!(
                             "patterns {a:?} and {b:?} of different objects may match one name, \
