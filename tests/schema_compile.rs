@@ -46,6 +46,48 @@ fn assert_agrees_with_jsonschema<T: AsRef<str>>(schema: &serde_json::Value, text
     }
 }
 
+/// Every string of up to `max_len` characters over `alphabet`, then `extra`, as JSON texts.
+fn json_strings(alphabet: &[char], max_len: usize, extra: &[&str]) -> Vec<String> {
+    let mut strings = vec![String::new()];
+    let mut layer = vec![String::new()];
+    for _ in 0..max_len {
+        layer = layer
+            .iter()
+            .flat_map(|s| alphabet.iter().map(move |c| format!("{s}{c}")))
+            .collect();
+        strings.extend(layer.iter().cloned());
+    }
+    strings.extend(extra.iter().map(|e| e.to_string()));
+    strings
+        .iter()
+        .map(|s| serde_json::Value::String(s.clone()).to_string())
+        .collect()
+}
+
+/// `{}`, every object of one member, and every object of two members with different names,
+/// over `names` (written into the JSON text as they are) and `values`; `colon` separates a
+/// name from its value.
+fn objects_of_up_to_two(names: &[&str], values: &[&str], colon: &str) -> Vec<String> {
+    let members: Vec<(&str, String)> = names
+        .iter()
+        .flat_map(|n| {
+            values
+                .iter()
+                .map(move |v| (*n, format!("\"{n}\"{colon}{v}")))
+        })
+        .collect();
+    let mut texts = vec!["{}".to_string()];
+    for (name, a) in &members {
+        texts.push(format!("{{{a}}}"));
+        for (other, b) in &members {
+            if name != other {
+                texts.push(format!("{{{a}, {b}}}"));
+            }
+        }
+    }
+    texts
+}
+
 #[test]
 fn objects_required_additional_and_order() {
     let s = json!({
@@ -475,20 +517,7 @@ fn nested_repetitions_in_patterns_agree_with_jsonschema() {
         "^((a?)?)+1$",
         "^(a{1,2}){2}$",
     ];
-    let alphabet = ['a', 'b', 'c', ':', '1', '.'];
-    let mut strings = vec![String::new()];
-    let mut layer = vec![String::new()];
-    for _ in 0..4 {
-        layer = layer
-            .iter()
-            .flat_map(|s| alphabet.iter().map(move |c| format!("{s}{c}")))
-            .collect();
-        strings.extend(layer.iter().cloned());
-    }
-    let texts: Vec<String> = strings
-        .iter()
-        .map(|s| serde_json::Value::String(s.clone()).to_string())
-        .collect();
+    let texts = json_strings(&['a', 'b', 'c', ':', '1', '.'], 4, &[]);
     for pattern in patterns {
         assert_agrees_with_jsonschema(&json!({"type": "string", "pattern": pattern}), &texts);
     }
@@ -732,20 +761,7 @@ fn anchored_branches_of_patterns_agree_with_jsonschema() {
         "(^a$)|(^i.$)",
     ];
     let alphabet = ['a', 'i', 'n', 'o', 'u', 't', '0', '-', '.', '/'];
-    let mut strings = vec![String::new()];
-    let mut layer = vec![String::new()];
-    for _ in 0..4 {
-        layer = layer
-            .iter()
-            .flat_map(|s| alphabet.iter().map(move |c| format!("{s}{c}")))
-            .collect();
-        strings.extend(layer.iter().cloned());
-    }
-    strings.extend(["./a.png", "./.png", "0a-n-", "./aa.pn"].map(String::from));
-    let texts: Vec<String> = strings
-        .iter()
-        .map(|s| serde_json::Value::String(s.clone()).to_string())
-        .collect();
+    let texts = json_strings(&alphabet, 4, &["./a.png", "./.png", "0a-n-", "./aa.pn"]);
     for pattern in patterns {
         assert_agrees_with_jsonschema(&json!({"type": "string", "pattern": pattern}), &texts);
     }
@@ -774,19 +790,7 @@ fn pattern_properties_that_cover_or_split_the_names_agree_with_jsonschema() {
     ];
     let names = ["a_x", "a_1", "b_q", "n", "", "a\\nb"];
     let values = ["7", "1", "\"s\"", "\"st\"", "null"];
-    let members: Vec<String> = names
-        .iter()
-        .flat_map(|n| values.iter().map(move |v| format!("\"{n}\": {v}")))
-        .collect();
-    let mut texts = vec!["{}".to_string()];
-    for a in &members {
-        texts.push(format!("{{{a}}}"));
-        for b in &members {
-            if a.split(':').next() != b.split(':').next() {
-                texts.push(format!("{{{a}, {b}}}"));
-            }
-        }
-    }
+    let texts = objects_of_up_to_two(&names, &values, ": ");
     for schema in &schemas {
         assert_agrees_with_jsonschema(schema, &texts);
     }
@@ -918,19 +922,8 @@ fn pattern_properties_beside_free_names_agree_with_jsonschema() {
         r#"{"q": 1, "zz": []}"#,
         "\"a_x\"",
     ];
-    let members: Vec<String> = names
-        .iter()
-        .flat_map(|n| values.iter().map(move |v| format!("\"{n}\" : {v}")))
-        .collect();
-    let mut texts = vec!["{}".to_string()];
-    for a in &members {
-        texts.push(format!("{{{a}}}"));
-        for b in &members {
-            if a.split(':').next() != b.split(':').next() {
-                texts.push(format!("{{{a},{b}}}"));
-            }
-        }
-    }
+    // Names spaced from their colon: names are lexed with it in these schemas.
+    let texts = objects_of_up_to_two(&names, &values, " : ");
     for schema in &schemas {
         assert_agrees_with_jsonschema(schema, &texts);
     }
