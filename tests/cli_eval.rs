@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 
 #[path = "common/tokenizer_json.rs"]
 mod tokenizer_json;
-use tokenizer_json::byte_level_tokenizer_json;
+use tokenizer_json::{byte_level_tokenizer_json, write_qwen2_fim_checkpoint, QWEN_FIM_SENTINELS};
 
 #[path = "../eval/held_out.rs"]
 mod held_out;
@@ -45,6 +45,21 @@ fn jsonl(path: &Path) -> Vec<Value> {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect()
+}
+
+/// Scores every result file in `results` (there must be `count`) against the task files in
+/// `tasks`, with `lacuna eval score`; the result files.
+fn score_all(tasks: &Path, results: &Path, count: usize) -> Vec<PathBuf> {
+    let files: Vec<PathBuf> = std::fs::read_dir(results)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(files.len(), count);
+    let mut args = vec!["eval", "score", "--tasks", s(tasks)];
+    args.extend(files.iter().map(|p| s(p)));
+    let (_, err, ok) = lacuna(&args);
+    assert!(ok, "{err}");
+    files
 }
 
 fn s(p: &Path) -> &str {
@@ -286,15 +301,7 @@ fn the_four_stages_run_on_the_embedded_model() {
         let (_, err, ok) = lacuna(&args);
         assert!(ok, "{task}: {err}");
     }
-    let files: Vec<PathBuf> = std::fs::read_dir(&results)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    assert_eq!(files.len(), run_tasks.len() * 3 * 2);
-    let mut args = vec!["eval", "score", "--tasks", s(&tasks)];
-    args.extend(files.iter().map(|p| s(p)));
-    let (_, err, ok) = lacuna(&args);
-    assert!(ok, "{err}");
+    let files = score_all(&tasks, &results, run_tasks.len() * 3 * 2);
     // Each scored record agrees with the tools run here, and the modes' promises hold.
     let mut checker_json = std::collections::HashMap::new();
     for f in &files {
@@ -432,15 +439,7 @@ fn the_four_stages_run_on_the_fixture_checkpoints_in_the_papers_chat_format() {
         ]);
         assert!(ok, "{}: {err}", model.display());
     }
-    let files: Vec<PathBuf> = std::fs::read_dir(&results)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    assert_eq!(files.len(), 2 * 4 * 2);
-    let mut args = vec!["eval", "score", "--tasks", s(&tasks)];
-    args.extend(files.iter().map(|p| s(p)));
-    let (_, err, ok) = lacuna(&args);
-    assert!(ok, "{err}");
+    let files = score_all(&tasks, &results, 2 * 4 * 2);
     for f in &files {
         let scored = jsonl(
             &f.with_file_name(
@@ -635,38 +634,8 @@ fn a_test_that_loops_fails_its_item_after_the_time_limit() {
 /// The tiny Qwen2 FIM checkpoint with a byte-level tokenizer for its 384 ids (bytes, then its
 /// FIM sentinels and unused specials), as `tests/cli_infill.rs` makes it.
 fn qwen2_fim(tag: &str) -> PathBuf {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/qwen2-fim-tiny");
     let dir = scratch(tag).join("qwen2-fim-tiny");
-    std::fs::create_dir_all(&dir).unwrap();
-    for f in ["config.json", "model.safetensors"] {
-        std::fs::copy(src.join(f), dir.join(f)).unwrap();
-    }
-    let sentinels = [
-        (360, "<|endoftext|>"),
-        (376, "<|fim_prefix|>"),
-        (377, "<|fim_middle|>"),
-        (378, "<|fim_suffix|>"),
-        (379, "<|fim_pad|>"),
-    ];
-    let alphabet = byte_to_char();
-    let mut vocab = serde_json::Map::new();
-    for (id, c) in alphabet.iter().enumerate() {
-        vocab.insert(c.to_string(), id.into());
-    }
-    let specials: Vec<(u32, String)> = (256..384u32)
-        .map(|id| {
-            let name = sentinels
-                .iter()
-                .find(|(i, _)| *i == id)
-                .map_or_else(|| format!("<|unused_{id}|>"), |(_, n)| n.to_string());
-            (id, name)
-        })
-        .collect();
-    std::fs::write(
-        dir.join("tokenizer.json"),
-        byte_level_tokenizer_json(vocab, &specials),
-    )
-    .unwrap();
+    write_qwen2_fim_checkpoint(&dir, &QWEN_FIM_SENTINELS);
     dir
 }
 
@@ -716,17 +685,9 @@ fn infilling_tasks_run_hole_by_hole_and_score_as_programs() {
         let (_, err, ok) = lacuna(&args);
         assert!(ok, "{task}: {err}");
     }
-    let files: Vec<PathBuf> = std::fs::read_dir(&results)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    assert_eq!(files.len(), 4);
     // The task files in one folder, as `eval score` reads them.
     std::fs::copy(tasks.join("mril-1.jsonl"), short.join("mril-1.jsonl")).unwrap();
-    let mut args = vec!["eval", "score", "--tasks", s(&short)];
-    args.extend(files.iter().map(|p| s(p)));
-    let (_, err, ok) = lacuna(&args);
-    assert!(ok, "{err}");
+    let files = score_all(&short, &results, 4);
     let items: std::collections::HashMap<String, Value> = ["mri-2", "mril-1"]
         .iter()
         .flat_map(|t| jsonl(&short.join(format!("{t}.jsonl"))))

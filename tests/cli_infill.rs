@@ -6,11 +6,9 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use lacuna::diffusion::byte_to_char;
-
 #[path = "common/tokenizer_json.rs"]
 mod tokenizer_json;
-use tokenizer_json::byte_level_tokenizer_json;
+use tokenizer_json::{write_qwen2_fim_checkpoint, QWEN_FIM_SENTINELS};
 
 fn lacuna(args: &[&str]) -> (String, String, bool) {
     let out = Command::new(env!("CARGO_BIN_EXE_lacuna"))
@@ -121,47 +119,15 @@ fn bad_input_is_named_before_a_model_is_loaded() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// A byte-level BPE tokenizer.json for the tiny FIM models' 384 ids: ids < 256 are bytes,
-/// the others special tokens named as the family's sentinels where `fim.json` puts them.
-fn fim_tokenizer_json(sentinels: &[(u32, &str)]) -> String {
-    let alphabet = byte_to_char();
-    let mut vocab = serde_json::Map::new();
-    for (id, c) in alphabet.iter().enumerate() {
-        vocab.insert(c.to_string(), id.into());
-    }
-    let specials: Vec<(u32, String)> = (256..384u32)
-        .map(|id| {
-            let name = sentinels
-                .iter()
-                .find(|(i, _)| *i == id)
-                .map_or_else(|| format!("<|unused_{id}|>"), |(_, n)| n.to_string());
-            (id, name)
-        })
-        .collect();
-    byte_level_tokenizer_json(vocab, &specials)
-}
-
 fn qwen2_checkpoint(tag: &str, sentinels: &[(u32, &str)]) -> PathBuf {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/qwen2-fim-tiny");
     let dir = scratch(tag);
-    for f in ["config.json", "model.safetensors"] {
-        std::fs::copy(src.join(f), dir.join(f)).unwrap();
-    }
-    std::fs::write(dir.join("tokenizer.json"), fim_tokenizer_json(sentinels)).unwrap();
+    write_qwen2_fim_checkpoint(&dir, sentinels);
     dir
 }
 
-const QWEN_SENTINELS: [(u32, &str); 5] = [
-    (360, "<|endoftext|>"),
-    (376, "<|fim_prefix|>"),
-    (377, "<|fim_middle|>"),
-    (378, "<|fim_suffix|>"),
-    (379, "<|fim_pad|>"),
-];
-
 #[test]
 fn a_causal_fim_checkpoint_fills_holes() {
-    let dir = qwen2_checkpoint("qwen2", &QWEN_SENTINELS);
+    let dir = qwen2_checkpoint("qwen2", &QWEN_FIM_SENTINELS);
     let model = dir.to_str().unwrap();
     let template = r#"{"a": <FILL>, "b": [<FILL>]}"#;
     let file = write(&dir, "in.json", template);
