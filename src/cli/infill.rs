@@ -86,6 +86,52 @@ pub(super) enum Loaded {
     },
 }
 
+impl Loaded {
+    /// The tokenizer of the loaded model.
+    pub(super) fn tokens(&self) -> &Tokens {
+        match self {
+            Loaded::Causal { tokens, .. } => tokens,
+            Loaded::Diffusion { loaded, .. } => &loaded.tokens,
+        }
+    }
+
+    /// A writer for the middle after `prefix`, with the `later` pieces of the file after it
+    /// (a causal model sees them joined by `marker`; a diffusion model sees spans of `span`
+    /// masks where the other holes are).
+    pub(super) fn writer(
+        &self,
+        prefix: &str,
+        later: &[String],
+        marker: &str,
+        span: usize,
+    ) -> Result<Box<dyn MiddleWriter + '_>, InfillError> {
+        Ok(match self {
+            Loaded::Causal {
+                model,
+                tokens,
+                format,
+            } => {
+                let suffix = later.join(marker);
+                let (p, s) = (tokens.encode(prefix)?, tokens.encode(&suffix)?);
+                Box::new(CausalWriter::new(model, format, &p, &s))
+            }
+            Loaded::Diffusion {
+                loaded,
+                prompt,
+                ends,
+            } => Box::new(DiffusionWriter::new(
+                loaded.model.as_ref(),
+                &loaded.tokens,
+                prompt,
+                prefix,
+                later,
+                span,
+                ends.clone(),
+            )?),
+        })
+    }
+}
+
 pub fn run(args: InfillArgs) -> Result<bool, String> {
     if args.max_tokens == 0 {
         return Err("--max-tokens must be positive".into());
@@ -113,9 +159,10 @@ pub fn run(args: InfillArgs) -> Result<bool, String> {
     check_fillable(&mut checker, &holey).map_err(in_file)?;
 
     let loaded = load(&args)?;
-    let (tokens, width) = match &loaded {
-        Loaded::Causal { model, tokens, .. } => (tokens, model.config().vocab),
-        Loaded::Diffusion { loaded, .. } => (&loaded.tokens, loaded.model.vocab_size()),
+    let tokens = loaded.tokens();
+    let width = match &loaded {
+        Loaded::Causal { model, .. } => model.config().vocab,
+        Loaded::Diffusion { loaded, .. } => loaded.model.vocab_size(),
     };
     if tokens.len() > width {
         return Err(format!(
@@ -135,32 +182,7 @@ pub fn run(args: InfillArgs) -> Result<bool, String> {
         lazy: !args.eager_masks,
     };
     let mut writer_for =
-        |prefix: &str, later: &[String]| -> Result<Box<dyn MiddleWriter + '_>, InfillError> {
-            Ok(match &loaded {
-                Loaded::Causal {
-                    model,
-                    tokens,
-                    format,
-                } => {
-                    let suffix = later.join(&args.marker);
-                    let (p, s) = (tokens.encode(prefix)?, tokens.encode(&suffix)?);
-                    Box::new(CausalWriter::new(model, format, &p, &s))
-                }
-                Loaded::Diffusion {
-                    loaded,
-                    prompt,
-                    ends,
-                } => Box::new(DiffusionWriter::new(
-                    loaded.model.as_ref(),
-                    &loaded.tokens,
-                    prompt,
-                    prefix,
-                    later,
-                    args.span,
-                    ends.clone(),
-                )?),
-            })
-        };
+        |prefix: &str, later: &[String]| loaded.writer(prefix, later, &args.marker, args.span);
     let mut rng = Rng::new(args.seed);
     let filled = fill_file(
         &mut writer_for,

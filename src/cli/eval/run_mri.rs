@@ -25,9 +25,7 @@ use crate::canvas::{Canvas, Cell};
 use crate::checker::Checker;
 use crate::deadline::Deadline;
 use crate::diffusion::Rng;
-use crate::infill::{
-    fill_file, CausalWriter, DiffusionWriter, HoleyFile, InfillError, InfillOptions, MiddleWriter,
-};
+use crate::infill::{fill_file, HoleyFile, InfillError, InfillOptions, MiddleWriter};
 
 /// The marker later holes are shown as in a causal model's suffix (the paper's).
 const TODO: &str = "<TODO>";
@@ -136,35 +134,9 @@ fn fill_item(
             if let Some(last) = later.last_mut() {
                 last.push_str(tail);
             }
-            Ok(match loaded {
-                Loaded::Causal {
-                    model,
-                    tokens,
-                    format,
-                } => {
-                    let suffix = later.join(TODO);
-                    let (p, s) = (tokens.encode(&prefix)?, tokens.encode(&suffix)?);
-                    Box::new(CausalWriter::new(model, format, &p, &s))
-                }
-                Loaded::Diffusion {
-                    loaded,
-                    prompt,
-                    ends,
-                } => Box::new(DiffusionWriter::new(
-                    loaded.model.as_ref(),
-                    &loaded.tokens,
-                    prompt,
-                    &prefix,
-                    &later,
-                    args.span,
-                    ends.clone(),
-                )?),
-            })
+            loaded.writer(&prefix, &later, TODO, args.span)
         };
-    let tokens = match loaded {
-        Loaded::Causal { tokens, .. } => tokens,
-        Loaded::Diffusion { loaded, .. } => &loaded.tokens,
-    };
+    let tokens = loaded.tokens();
     let options = InfillOptions {
         max_tokens: args.max_tokens,
         temperature: args.temperature.unwrap_or(1.0),
