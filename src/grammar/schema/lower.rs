@@ -118,17 +118,7 @@ impl<'a> Lowerer<'a> {
     pub(super) fn key_lexeme(&mut self, base: &str, re: String, priority: i32) -> Symbol {
         match self.key_mode {
             KeyMode::Plain => self.regex(base, re),
-            KeyMode::WithColon => {
-                let re = format!("(?:{re}){COLON_SUFFIX}");
-                let key = format!("K{priority}{re}");
-                if let Some(&t) = self.terms.get(&key) {
-                    return Symbol::T(t);
-                }
-                let name = format!("{base}_{}", self.terms.len());
-                let t = self.b.terminal(&name, Pattern::Regex(re), priority);
-                self.terms.insert(key, t);
-                Symbol::T(t)
-            }
+            KeyMode::WithColon => self.regex_at(base, format!("(?:{re}){COLON_SUFFIX}"), priority),
         }
     }
 
@@ -162,10 +152,17 @@ impl<'a> Lowerer<'a> {
         Symbol::T(t)
     }
 
-    /// A regex terminal, shared by every use of the same regex. All regex terminals have the
-    /// same priority, so a text two of them match equally far is lexed as either.
+    /// A regex terminal, shared by every use of the same regex. Regex terminals have priority
+    /// 0 (a text two of them match equally far is lexed as either) but for the names of
+    /// [`KeyMode::WithColon`] ([`Self::key_lexeme`]).
     pub(super) fn regex(&mut self, base: &str, re: String) -> Symbol {
-        let key = format!("R{re}");
+        self.regex_at(base, re, 0)
+    }
+
+    /// A regex terminal of lexer priority `priority`, shared by every use of the same regex
+    /// and priority.
+    fn regex_at(&mut self, base: &str, re: String, priority: i32) -> Symbol {
+        let key = format!("R{priority}:{re}");
         if let Some(&t) = self.terms.get(&key) {
             return Symbol::T(t);
         }
@@ -174,7 +171,7 @@ impl<'a> Lowerer<'a> {
         } else {
             format!("{base}_{}", self.terms.len())
         };
-        let t = self.b.terminal(&name, Pattern::Regex(re), 0);
+        let t = self.b.terminal(&name, Pattern::Regex(re), priority);
         self.terms.insert(key, t);
         Symbol::T(t)
     }
