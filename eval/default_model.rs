@@ -122,7 +122,7 @@ fn main() {
                     "rejections": out.stats.rejections, "masks": out.stats.masks,
                     "seconds": secs.as_secs_f64(),
                     "constraint_seconds": out.stats.checker_time.as_secs_f64(),
-                    "text": String::from_utf8_lossy(&out.text)});
+                    "prompt": case.prompt, "text": String::from_utf8_lossy(&out.text)});
                 writeln!(log, "{line}").expect("write");
                 log.flush().expect("flush");
             }
@@ -197,7 +197,12 @@ fn run(
     (temperature, remasking): (f64, Remasking),
 ) -> (Generation, Duration) {
     let length = m.card.as_ref().expect("card").tasks[case.task].length;
-    let block = tasks::default_block(length);
+    // LACUNA_EVAL_BLOCK overrides the block length (1: strictly left to right).
+    let block = std::env::var("LACUNA_EVAL_BLOCK")
+        .ok()
+        .map_or(tasks::default_block(length), |b| {
+            b.parse().expect("LACUNA_EVAL_BLOCK")
+        });
     let mut sampler = LLaDASampler::new(length, block)
         .temperature(temperature)
         .remasking(remasking);

@@ -8,7 +8,9 @@
 //!   the `jsonschema` crate validates the instance; plus up to six synthetic instances per
 //!   schema (`json_synth`: a walk of the schema with values from the real instances), for
 //!   those schemas and every other MaskBench schema in `maskbench_more.jsonl.gz`, kept under
-//!   the same checks; the schemas the evaluation uses (`eval/held_out.rs`) are left out;
+//!   the same checks; then two instances each of 40,000 recombined schemas
+//!   (`json_recombine`: real top-level properties put together anew, so that names must be
+//!   read from the prompt); the schemas the evaluation uses (`eval/held_out.rs`) are left out;
 //! - `cpp`: small programs: every namespace-level function of TheAlgorithms/C-Plus-Plus with
 //!   its file's `#include`s, comments removed, that `g++ -std=c++17 -fsyntax-only` accepts on
 //!   its own; and HumanEval-X programs (`declaration + canonical_solution`) but the held-out
@@ -18,12 +20,14 @@
 //! refused, so the model is never taught an output the constraint would forbid. Counts of
 //! what was left out, and why, go to stderr.
 //!
-//! `cargo run --release --example default_corpus -- OUT.jsonl [SMILES_COUNT]`
+//! `cargo run --release --example default_corpus -- OUT.jsonl [SMILES_COUNT] [RECOMBINED_SCHEMAS]`
 
 #[path = "../tests/corpus/mod.rs"]
 mod corpus;
 #[path = "../eval/held_out.rs"]
 mod held_out;
+#[path = "default_corpus/json_recombine.rs"]
+mod json_recombine;
 #[path = "default_corpus/json_synth.rs"]
 mod json_synth;
 #[path = "../tests/schema_support/mod.rs"]
@@ -45,6 +49,9 @@ const MAX_PROGRAM: usize = 1000;
 /// Synthetic instances written per schema, at most (`json_synth`), and walks tried for them.
 const SYNTHETIC_PER_SCHEMA: usize = 6;
 const SYNTHETIC_TRIES: usize = 24;
+/// Recombined schemas made by default (`json_recombine`), and instances written for each.
+const RECOMBINED_SCHEMAS: usize = 40_000;
+const RECOMBINED_PER_SCHEMA: usize = 2;
 /// The shortest function taken from the C++ corpus (bytes).
 const MIN_FUNCTION: usize = 60;
 
@@ -70,15 +77,18 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let out_path = args
         .get(1)
-        .expect("usage: default_corpus OUT.jsonl [SMILES_COUNT]");
+        .expect("usage: default_corpus OUT.jsonl [SMILES_COUNT] [RECOMBINED_SCHEMAS]");
     let smiles_count: usize = args.get(2).map_or(200_000, |s| s.parse().expect("count"));
+    let recombined_count: usize = args
+        .get(3)
+        .map_or(RECOMBINED_SCHEMAS, |s| s.parse().expect("count"));
     let mut out = std::io::BufWriter::new(std::fs::File::create(out_path).expect("create"));
     let mut emit = |task: &str, prompt: &str, answer: &str| {
         let line = json!({"task": task, "prompt": prompt, "answer": answer});
         writeln!(out, "{line}").expect("write");
     };
     let mut skipped = Skipped::default();
-    let mut counts = [0usize; 4];
+    let mut counts = [0usize; 5];
 
     let mut smiles = Checker::from_spec("smiles").expect("smiles grammar");
     let moses = include_bytes!("../tests/data/moses_train_head200k.csv.gz");
@@ -126,7 +136,36 @@ fn main() {
             }
         }
     }
-    for (index, (schema, instances)) in work.into_iter().enumerate() {
+    // Then the recombined schemas, after every real one (so the real ones' synthetic
+    // instances are drawn as before).
+    let pool = json_recombine::PropertyPool::new(work.iter().map(|(s, _)| s));
+    let mut draw = json_synth::Draw::new(u64::MAX / 3);
+    let mut recombined = Vec::new();
+    while recombined.len() < recombined_count {
+        let Some(schema) = pool.schema(&mut draw) else {
+            break;
+        };
+        let text = schema.to_string();
+        if !held.contains(&text) && index_of.insert(text, usize::MAX).is_none() {
+            recombined.push(schema);
+        }
+    }
+    eprintln!(
+        "{} real properties recombined into {} schemas",
+        pool.len(),
+        recombined.len()
+    );
+    let real = work.len();
+    let work = work
+        .into_iter()
+        .chain(recombined.into_iter().map(|s| (s, Vec::new())));
+    for (index, (schema, instances)) in work.enumerate() {
+        let is_recombined = index >= real;
+        let (per_schema, kind) = if is_recombined {
+            (RECOMBINED_PER_SCHEMA, "recombined")
+        } else {
+            (SYNTHETIC_PER_SCHEMA, "synthetic")
+        };
         let prompt = tasks::json_prompt(&schema);
         if prompt.len() > tasks::MAX_JSON_PROMPT {
             skipped.add("json: prompt too long");
@@ -165,15 +204,15 @@ fn main() {
         let mut draw = json_synth::Draw::new(index as u64);
         let mut made = 0;
         for _ in 0..SYNTHETIC_TRIES {
-            if made == SYNTHETIC_PER_SCHEMA {
+            if made == per_schema {
                 break;
             }
             match synthesizer.instance(&mut draw) {
-                Some(instance) => made += keep(&instance, "synthetic", &mut skipped) as usize,
-                None => skipped.add("json (synthetic): schema not walked"),
+                Some(instance) => made += keep(&instance, kind, &mut skipped) as usize,
+                None => skipped.add(&format!("json ({kind}): schema not walked")),
             }
         }
-        counts[3] += made;
+        counts[if is_recombined { 4 } else { 3 }] += made;
     }
 
     let mut cpp = Checker::from_spec("cpp").expect("cpp grammar");
@@ -186,8 +225,8 @@ fn main() {
         }
     }
     eprintln!(
-        "smiles {}, json {} real and {} synthetic, cpp {} examples",
-        counts[0], counts[1], counts[3], counts[2]
+        "smiles {}, json {} real, {} synthetic and {} of recombined schemas, cpp {} examples",
+        counts[0], counts[1], counts[3], counts[4], counts[2]
     );
     for (why, n) in &skipped.0 {
         eprintln!("left out: {why}: {n}");

@@ -273,7 +273,7 @@ fn the_four_stages_run_on_the_embedded_model() {
     let with_rdkit = rdkit_available();
     // Short schedules keep the test quick on two cores: the plumbing is what is tested here.
     let mut run_tasks = vec![
-        ("dlm-json", vec!["--steps", "26"]),
+        ("dlm-json", vec!["--steps", "20"]),
         ("dlm-cpp", vec!["--length", "48", "--steps", "12"]),
     ];
     if with_rdkit {
