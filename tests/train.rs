@@ -126,6 +126,44 @@ fn a_resumed_run_keeps_its_first_shape_across_resumes() {
 }
 
 #[test]
+fn a_resume_on_another_corpus_is_named_and_line_endings_do_not_count() {
+    let dir = scratch("other-corpus");
+    let corpus = small_corpus(&dir);
+    let mut first = tiny(corpus.clone(), dir.join("model"), 6);
+    first.stop_at = Some(2);
+    assert_eq!(train(&first).unwrap().steps, 2);
+
+    // One answer changed: the resume is refused, naming both corpora and the way out.
+    let text = std::fs::read_to_string(&corpus).unwrap();
+    let other = dir.join("other.jsonl");
+    let changed = text.replacen("ann", "anne", 1);
+    assert_ne!(changed, text);
+    std::fs::write(&other, changed).unwrap();
+    let resumed = TrainOptions {
+        corpus: other.clone(),
+        stop_at: Some(4),
+        ..first.clone()
+    };
+    let e = train(&resumed).unwrap_err().to_string();
+    assert!(
+        e.contains("other.jsonl") && e.contains("not the corpus") && e.contains("--init-from"),
+        "{e}"
+    );
+    assert_eq!(losses(&first.out).len(), 2, "the refused resume trained");
+
+    // The same lines with CRLF endings and a blank line are the same corpus.
+    let crlf = dir.join("crlf.jsonl");
+    std::fs::write(&crlf, format!("{}\r\n\r\n", text.replace('\n', "\r\n"))).unwrap();
+    let resumed = TrainOptions {
+        corpus: crlf,
+        stop_at: None,
+        ..first
+    };
+    assert_eq!(train(&resumed).unwrap().steps, 6);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
 fn a_run_started_from_a_model_folder_goes_on_from_its_weights() {
     let dir = scratch("init");
     let corpus = small_corpus(&dir);

@@ -26,6 +26,25 @@ pub struct Example {
 #[derive(Clone, Debug)]
 pub struct Corpus {
     pub examples: Vec<Example>,
+    /// What identifies the corpus's content (its example lines, line endings and blank lines
+    /// aside): a resumed run must be given the corpus it started on.
+    pub fingerprint: String,
+}
+
+/// FNV-1a, 64 bits: a fingerprint that tells one corpus from another (not a defence against
+/// anyone making two corpora collide on purpose, which nothing here needs).
+struct Fnv1a(u64);
+
+impl Fnv1a {
+    fn new() -> Fnv1a {
+        Fnv1a(0xcbf2_9ce4_8422_2325)
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
 }
 
 /// The longest corpus line read, in bytes (1 MiB): a line is read whole before it is parsed,
@@ -61,6 +80,8 @@ impl Corpus {
         let mut examples = Vec::new();
         let mut bytes = Vec::new();
         let mut total = 0u64;
+        let mut hash = Fnv1a::new();
+        let mut hashed = 0u64;
         for n in 1.. {
             bytes.clear();
             // At most one byte past the limit: enough to know the line is too long.
@@ -104,6 +125,9 @@ impl Corpus {
             if line.trim().is_empty() {
                 continue;
             }
+            hash.write(line.as_bytes());
+            hash.write(b"\n");
+            hashed += line.len() as u64 + 1;
             let ex: Example = serde_json::from_str(line).map_err(|e| at(n, e.to_string()))?;
             if ex.answer.is_empty() || ex.task.is_empty() {
                 return Err(at(n, "`task` and `answer` must not be empty".into()));
@@ -126,7 +150,15 @@ impl Corpus {
         if examples.is_empty() {
             return Err(at(0, "no examples".into()));
         }
-        Ok(Corpus { examples })
+        let fingerprint = format!(
+            "{} examples, {hashed} bytes, FNV-1a {:016x}",
+            examples.len(),
+            hash.0
+        );
+        Ok(Corpus {
+            examples,
+            fingerprint,
+        })
     }
 
     /// All texts, for training a tokenizer.

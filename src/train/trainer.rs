@@ -161,6 +161,10 @@ struct TrainState {
     losses: Vec<f32>,
     /// The first run's options: what defines the run is read back from them on resume.
     options: TrainOptions,
+    /// The first run's corpus ([`Corpus::fingerprint`]); absent in states written before it
+    /// was kept, whose resumes are not checked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    corpus: Option<String>,
 }
 
 const STATE_FILE: &str = "train_state.json";
@@ -188,6 +192,18 @@ pub fn train(opts: &TrainOptions) -> Result<TrainReport> {
                 state_path.display()
             ))
         })?;
+        if let Some(first_corpus) = state.corpus.as_ref().filter(|&c| *c != corpus.fingerprint) {
+            return Err(TrainError::Invalid(format!(
+                "--corpus {}: not the corpus the run in {} started on ({first_corpus}; this \
+                 one: {}). A resume goes on with the batches of its first corpus: give it that \
+                 corpus, or start a new run from this checkpoint's weights with --init-from {} \
+                 and another --out",
+                opts.corpus.display(),
+                opts.out.display(),
+                corpus.fingerprint,
+                opts.out.display()
+            )));
+        }
         Some(state)
     } else {
         None
@@ -303,6 +319,7 @@ pub fn train(opts: &TrainOptions) -> Result<TrainReport> {
                 seconds,
                 losses: losses.clone(),
                 options: first.clone(),
+                corpus: Some(corpus.fingerprint.clone()),
             };
             save_checkpoint(opts, &varmap, &cfg_json, &tasks, &opt, &state)?;
         }
