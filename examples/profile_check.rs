@@ -28,6 +28,10 @@ fn main() {
         .nth(2)
         .map(|s| s.parse().expect("REPS is a number"))
         .unwrap_or(20);
+    // PROFILE_BUDGET: the search's work budget (default: the checker's).
+    let budget: u64 = std::env::var("PROFILE_BUDGET").map_or(DEFAULT_BUDGET, |s| {
+        s.parse().expect("PROFILE_BUDGET is a number")
+    });
     let text = std::fs::read_to_string(path).expect("readable canvas file");
     let mut parts = std::collections::HashMap::new();
     for line in text.lines() {
@@ -61,7 +65,7 @@ fn main() {
         if let Some(dfa) = dfa {
             let t = Instant::now();
             for _ in 0..reps {
-                pt.searcher.decide(&pt.normal, &dfa, DEFAULT_BUDGET);
+                pt.searcher.decide(&pt.normal, &dfa, budget);
             }
             search = t.elapsed().as_secs_f64() * 1e6 / reps as f64;
         }
