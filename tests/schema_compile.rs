@@ -984,3 +984,28 @@ fn unknown_formats_are_annotations_as_the_oracle_reads_them() {
         );
     }
 }
+
+/// The grammar-only completion writes dates and times a strict reader takes: no year `0000`,
+/// which RFC 3339 and the `jsonschema` crate accept but Python's `datetime` (years from 1), and
+/// with it Python's `jsonschema`, refuses.
+#[test]
+fn completed_dates_have_a_year_python_accepts() {
+    for format in ["date", "date-time"] {
+        let schema = json!({"type": "object", "properties": {"when": {"type": "string", "format": format}},
+                            "required": ["when"], "additionalProperties": false});
+        let mut c = checker(schema.clone());
+        let text = lacuna::canvas::HoleyText {
+            chunks: vec![b"{\"when\": \"".to_vec(), b"}".to_vec()],
+        };
+        let out = c.complete_text(&text).unwrap().expect("completable");
+        let value: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        let when = value["when"].as_str().unwrap();
+        let validator = jsonschema::options()
+            .should_validate_formats(true)
+            .build(&schema)
+            .unwrap();
+        assert!(validator.is_valid(&value), "{format}: {when}");
+        let year: u32 = when[..4].parse().unwrap();
+        assert!(year >= 1, "{format}: {when}");
+    }
+}

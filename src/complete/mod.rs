@@ -3,8 +3,8 @@
 //!
 //! A 0-1 breadth-first search over (place, lexer configuration, lexemes matched) finds hole
 //! bytes whose full text lexes to exactly the witness, spending the fewest hole bytes; among
-//! equally short fillers it tries readable bytes first (space, letters and digits, other
-//! printable ASCII). One exists whenever the witness came from the canvas's lexeme DFA, since
+//! equally short fillers it tries readable bytes first (space, letters and digits — `0` last
+//! of them — other printable ASCII). One exists whenever the witness came from the canvas's lexeme DFA, since
 //! that DFA accepts exactly the lexings of the fillings.
 
 use crate::deadline::{Deadline, Poll};
@@ -170,7 +170,7 @@ fn readable_classes(lx: &Lexicon) -> Vec<(usize, u8)> {
     let mut best: Vec<Option<u8>> = vec![None; lx.num_classes()];
     for b in 0..=255u8 {
         let c = lx.class_of(b);
-        if best[c].is_none_or(|old| readability(b) < readability(old)) {
+        if best[c].is_none_or(|old| preference(b) < preference(old)) {
             best[c] = Some(b);
         }
     }
@@ -179,8 +179,17 @@ fn readable_classes(lx: &Lexicon) -> Vec<(usize, u8)> {
         .enumerate()
         .filter_map(|(c, b)| b.map(|b| (c, b)))
         .collect();
-    out.sort_by_key(|&(_, b)| (readability(b), b));
+    out.sort_by_key(|&(_, b)| preference(b));
     out
+}
+
+/// The order in which equally short fillers try bytes: by [`readability`], then by value,
+/// except that `0` comes after the other digits. A filler of zeros reads as a placeholder and
+/// is sometimes refused by the tools users judge with: a `date` of year `0000` is valid to RFC
+/// 3339 and the `jsonschema` crate but not to Python's `datetime` (years start at 1), and a
+/// SMILES ring label is conventionally `1`.
+fn preference(b: u8) -> (u8, u8) {
+    (readability(b), if b == b'0' { b'9' + 1 } else { b })
 }
 
 /// Lower is more readable.
