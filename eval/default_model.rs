@@ -12,7 +12,8 @@
 //!
 //! `cargo run --release --example eval_default -- [N] [smiles,json,cpp=30] [none,reject,mask,mask-lazy] [TEMPERATURE] [low-confidence|random]`
 //! (temperature 1 and low-confidence remasking by default, as `lacuna generate` samples models
-//! trained by lacuna)
+//! trained by lacuna; `LACUNA_EVAL_BLOCK=N` draws in blocks of N positions instead of
+//! `tasks::default_block`'s, 1 being strictly left to right)
 
 #[path = "../tests/corpus/mod.rs"]
 mod corpus;
