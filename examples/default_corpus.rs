@@ -141,12 +141,14 @@ fn main() {
     let pool = json_recombine::PropertyPool::new(work.iter().map(|(s, _)| s));
     let mut draw = json_synth::Draw::new(u64::MAX / 3);
     let mut recombined = Vec::new();
+    let mut recombined_texts = HashSet::new();
     while recombined.len() < recombined_count {
         let Some(schema) = pool.schema(&mut draw) else {
             break;
         };
+        // New schemas only: none a real or held-out one, none twice.
         let text = schema.to_string();
-        if !held.contains(&text) && index_of.insert(text, usize::MAX).is_none() {
+        if !held.contains(&text) && !index_of.contains_key(&text) && recombined_texts.insert(text) {
             recombined.push(schema);
         }
     }

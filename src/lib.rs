@@ -93,6 +93,8 @@ mod complete;
 pub mod deadline;
 #[cfg(feature = "models")]
 pub mod diffusion;
+#[cfg(feature = "models")]
+mod fnv;
 pub mod grammar;
 mod holey;
 pub mod infill;

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use super::{Result, TrainError};
 use crate::diffusion::rng::Rng;
 pub use crate::diffusion::tasks::TaskInfo;
+use crate::fnv::Fnv1a;
 use crate::vocab::human_bytes;
 
 /// One prompt/answer pair.
@@ -29,22 +30,6 @@ pub struct Corpus {
     /// What identifies the corpus's content (its example lines, line endings and blank lines
     /// aside): a resumed run must be given the corpus it started on.
     pub fingerprint: String,
-}
-
-/// FNV-1a, 64 bits: a fingerprint that tells one corpus from another (not a defence against
-/// anyone making two corpora collide on purpose, which nothing here needs).
-struct Fnv1a(u64);
-
-impl Fnv1a {
-    fn new() -> Fnv1a {
-        Fnv1a(0xcbf2_9ce4_8422_2325)
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
-        }
-    }
 }
 
 /// The longest corpus line read, in bytes (1 MiB): a line is read whole before it is parsed,
@@ -153,7 +138,7 @@ impl Corpus {
         let fingerprint = format!(
             "{} examples, {hashed} bytes, FNV-1a {:016x}",
             examples.len(),
-            hash.0
+            hash.finish()
         );
         Ok(Corpus {
             examples,

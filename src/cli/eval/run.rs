@@ -32,6 +32,7 @@ use crate::diffusion::{
     generate, generate_masked, ChatTemplate, Constraint, DreamAlg, DreamSampler, Family,
     GenerateOptions, Generation, LLaDASampler, MaskConstraint, Remasking, Sampler, TokenTable,
 };
+use crate::fnv::Fnv1a;
 use crate::grammar::schema::{compile, SchemaOptions};
 use crate::grammar::spec::with_fence;
 use crate::grammar::Grammar;
@@ -461,11 +462,9 @@ fn run_item(
 /// SMILES prompt ignores the description) are still different draws, and a run is
 /// reproducible item by item whatever the order or subset of items.
 pub fn item_seed(seed: u64, id: &str) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in id.bytes() {
-        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
-    }
-    let mut z = h ^ seed.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    let mut h = Fnv1a::new();
+    h.write(id.as_bytes());
+    let mut z = h.finish() ^ seed.wrapping_mul(0x9e37_79b9_7f4a_7c15);
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
     z ^ (z >> 31)
