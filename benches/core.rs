@@ -3,10 +3,21 @@
 //!
 //! The automata mimic what the checker builds for a diffusion canvas: a chain of lexemes for the
 //! filled text, and hole states that loop on every lexeme where positions are still masked.
+//!
+//! `decide/…`: the checks' search (`checks`: bottom-up, then with top-down prediction, then
+//! bottom-up again), prediction alone and the plain bottom-up search, on the same automata: the JSON ones above and JsonSchemaStore's `detekt-1.22.0.json` schema
+//! (24,708 nonterminals, most of them objects whose members come in any order) on its
+//! instances, whole and with their middle third a hole.
+
+use std::io::Read;
 
 use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion};
+use lacuna::canvas::HoleyText;
+use lacuna::grammar::schema::{compile, SchemaOptions};
 use lacuna::grammar::{lark, spec, Grammar, NormalGrammar, Pattern, TerminalId};
-use lacuna::internals::{Edge, LexemeDfa, Searcher, Verdict, DEFAULT_BUDGET};
+use lacuna::internals::{
+    Edge, HoleyLexer, LexLimits, LexemeDfa, Searcher, Verdict, DEFAULT_BUDGET,
+};
 
 fn grammar_benches(c: &mut Criterion) {
     for &(name, text) in spec::SHIPPED {
@@ -152,5 +163,96 @@ fn emptiness_benches(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, grammar_benches, emptiness_benches);
+/// The three searches on one automaton, under the checker's budget; they must agree.
+fn decide_three_ways(
+    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    name: &str,
+    n: &NormalGrammar,
+    dfa: &LexemeDfa,
+) {
+    let mut checks = Searcher::new();
+    let mut predicting = Searcher::new();
+    let mut bottom_up = Searcher::without_prediction();
+    let u = checks.decide(n, dfa, DEFAULT_BUDGET);
+    let v = predicting.decide_predicting(n, dfa, DEFAULT_BUDGET);
+    let w = bottom_up.decide(n, dfa, DEFAULT_BUDGET);
+    eprintln!(
+        "{name}: checks' tries {u:?}, work {}; predicted {v:?}, work {}; bottom-up {w:?}, work {}",
+        checks.stats().work,
+        predicting.stats().work,
+        bottom_up.stats().work
+    );
+    for (x, y) in [(u, v), (u, w), (v, w)] {
+        let known = x != Verdict::Unknown && y != Verdict::Unknown;
+        assert!(!known || x == y, "the searches disagree on {name}");
+    }
+    group.bench_with_input(BenchmarkId::new("checks", name), dfa, |b, dfa| {
+        b.iter(|| checks.decide(n, black_box(dfa), DEFAULT_BUDGET))
+    });
+    group.bench_with_input(BenchmarkId::new("predicted", name), dfa, |b, dfa| {
+        b.iter(|| predicting.decide_predicting(n, black_box(dfa), DEFAULT_BUDGET))
+    });
+    group.bench_with_input(BenchmarkId::new("bottom_up", name), dfa, |b, dfa| {
+        b.iter(|| bottom_up.decide(n, black_box(dfa), DEFAULT_BUDGET))
+    });
+}
+
+fn decide_benches(c: &mut Criterion) {
+    let mut group = c.benchmark_group("decide");
+    group.sample_size(10);
+    let g = spec::load("json").unwrap();
+    let n = NormalGrammar::from_grammar(&g);
+    let all = json_lexemes(&g, include_str!("data/jme_documents.json"));
+    let alphabet: Vec<TerminalId> = (0..g.terminals().len() as u32)
+        .map(TerminalId)
+        .filter(|t| !g.ignored().contains(t))
+        .collect();
+    for states in [50usize, 200] {
+        let k = states - 1;
+        let dfa = canvas_dfa(&all[..k], &[k / 4, k / 2, 3 * k / 4, k], &alphabet);
+        decide_three_ways(&mut group, &format!("json_four_holes_{states}"), &n, &dfa);
+    }
+    // JsonSchemaStore's detekt schema and its MaskBench instances.
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(&include_bytes!("../tests/data/maskbench_more.jsonl.gz")[..])
+        .read_to_string(&mut text)
+        .unwrap();
+    let line = text
+        .lines()
+        .find(|l| l.contains("detekt-1.22.0.json"))
+        .unwrap();
+    let entry: serde_json::Value = serde_json::from_str(line).unwrap();
+    let content: serde_json::Value =
+        serde_json::from_str(entry["content"].as_str().unwrap()).unwrap();
+    let g = compile(&content["schema"], &SchemaOptions::default())
+        .unwrap()
+        .grammar;
+    let n = NormalGrammar::from_grammar(&g);
+    let mut lexer = HoleyLexer::new(&g, LexLimits::default()).unwrap();
+    for (i, test) in content["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .enumerate()
+        .take(2)
+    {
+        let text = serde_json::to_string(&test["data"]).unwrap().into_bytes();
+        let third = text.len() / 3;
+        for (kind, holey) in [
+            ("whole", HoleyText::solid(&text)),
+            (
+                "middle_hole",
+                HoleyText {
+                    chunks: vec![text[..third].to_vec(), text[2 * third..].to_vec()],
+                },
+            ),
+        ] {
+            let dfa = lexer.automaton(&holey).unwrap();
+            decide_three_ways(&mut group, &format!("detekt_{i}_{kind}"), &n, &dfa);
+        }
+    }
+    group.finish();
+}
+
+criterion_group!(benches, grammar_benches, emptiness_benches, decide_benches);
 criterion_main!(benches);

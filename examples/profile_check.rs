@@ -4,6 +4,10 @@
 //! `search` are means.
 //!
 //! `cargo run --release --example profile_check -- CANVASES.jsonl [REPS]`
+//!
+//! `PROFILE_BUDGET=N` sets the search's work budget for `search` (default: the checker's);
+//! `PROFILE_BOTTOM_UP=1` times the search without top-down prediction (the checker's own
+//! verdict, `cold` and `warm` keep it).
 
 use std::time::Instant;
 
@@ -28,7 +32,6 @@ fn main() {
         .nth(2)
         .map(|s| s.parse().expect("REPS is a number"))
         .unwrap_or(20);
-    // PROFILE_BUDGET: the search's work budget (default: the checker's).
     let budget: u64 = std::env::var("PROFILE_BUDGET").map_or(DEFAULT_BUDGET, |s| {
         s.parse().expect("PROFILE_BUDGET is a number")
     });
@@ -43,7 +46,11 @@ fn main() {
                 checker: Checker::new(g.clone()).unwrap(),
                 lexer: HoleyLexer::new(&g, LexLimits::default()).unwrap(),
                 normal: NormalGrammar::from_grammar(&g),
-                searcher: Searcher::new(),
+                searcher: if std::env::var_os("PROFILE_BOTTOM_UP").is_some() {
+                    Searcher::without_prediction()
+                } else {
+                    Searcher::new()
+                },
             }
         });
         let first = pt.checker.check(&p.canvas);
@@ -69,8 +76,11 @@ fn main() {
             }
             search = t.elapsed().as_secs_f64() * 1e6 / reps as f64;
         }
+        let verdict = pt
+            .searcher
+            .decide(&pt.normal, &dfa_again(&mut pt.lexer, &holey), budget);
         println!(
-            "{} {:?} cold {}us warm {:.0}us (lex {:.0}us, search {:.0}us) states {} items {} work {}",
+            "{} {:?} search {verdict:?} cold {}us warm {:.0}us (lex {:.0}us, search {:.0}us) states {} items {} work {}",
             p.id,
             first.verdict,
             first.micros,
@@ -82,4 +92,12 @@ fn main() {
             pt.searcher.stats().work
         );
     }
+}
+
+/// The canvas's automaton, once more (for the verdict of the timed search).
+fn dfa_again(
+    lexer: &mut HoleyLexer,
+    holey: &lacuna::canvas::HoleyText,
+) -> lacuna::internals::LexemeDfa {
+    lexer.automaton(holey).expect("lexed above")
 }

@@ -497,3 +497,31 @@ fn a_mask_stays_within_its_time_limit() {
     // The limit is the mask's own: a later call is not cut short by it.
     assert!(c.check_tokens(&case.canvas).is_ok());
 }
+
+/// The limit also bounds what follows the one search: its outside pass and the walks of the
+/// token groups. Once top-down prediction let the inside pass finish on the C++ block canvas
+/// (text after the block), those ran the first position's mask to 7.2 s under the default
+/// 2 s limit, and the second position's of the semi-autoregressive canvas to 15–19 s (warm).
+#[test]
+fn a_mask_stays_within_its_time_limit_after_its_search() {
+    let (vocab, tok) = token_workload::qwen(root());
+    let limit = Budgets::default()
+        .mask_deadline
+        .expect("masks have a default limit");
+    for (masked_after, offset) in [(false, 0), (true, 1)] {
+        let (canvas, start, spec) =
+            token_workload::block_canvas(root(), &vocab, &tok, "cpp+fence", masked_after);
+        let g = lacuna::grammar::spec::load(&spec).unwrap();
+        let mut c = Checker::with_vocabulary(g, vocab.clone()).unwrap();
+        // Warm: the first call spends its time building token paths, before the search ends.
+        c.allowed(&canvas, start + offset).unwrap();
+        let t0 = std::time::Instant::now();
+        let allowed = c.allowed(&canvas, start + offset).unwrap();
+        let took = t0.elapsed();
+        assert!(
+            took < limit * 3,
+            "the mask at block offset {offset} took {took:?} under a limit of {limit:?}"
+        );
+        assert!(allowed.mask.count() + allowed.unknown > 0);
+    }
+}

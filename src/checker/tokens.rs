@@ -264,6 +264,11 @@ impl Checker {
         if let Some(taken) = taken {
             // A token is allowed iff, from one of the entry sets, one of its paths is taken.
             for &set in &sets {
+                if self.deadline.expired() {
+                    // The ids allowed so far are; the others are undecided.
+                    out.unknown += self.undecided_text_ids(out);
+                    return Ok(());
+                }
                 let (_, groups) = self.lexer.token_groups(set)?;
                 out.effects += groups.len();
                 for g in groups.iter() {
@@ -275,6 +280,10 @@ impl Checker {
             return Ok(());
         }
         out.by_checks = true;
+        if self.deadline.expired() {
+            out.unknown += self.undecided_text_ids(out);
+            return Ok(());
+        }
         let effects = self.effects(&sets)?;
         out.effects = effects.len();
         let mut work = 0;
@@ -305,6 +314,14 @@ impl Checker {
         Ok(())
     }
 
+    /// How many text ids `out` does not allow yet: those a mask stopped by its deadline leaves
+    /// undecided.
+    fn undecided_text_ids(&self, out: &Allowed) -> usize {
+        self.vocab()
+            .map(|v| v.text_ids().filter(|&id| !out.mask.contains(id)).count())
+            .unwrap_or(0)
+    }
+
     /// The text tokens that can enter the open hole from one of `sets`, grouped by *effect*:
     /// tokens of one group take the same paths from every set, so one check of one of them
     /// decides the group.
@@ -316,6 +333,11 @@ impl Checker {
         // Each token's group in each set, as its key.
         let mut keys: HashMap<TokenId, Vec<u32>> = HashMap::new();
         for (i, &set) in sets.iter().enumerate() {
+            // Past the deadline every effect would be unknown: none is worth its trie walk
+            // (the caller counts every text id unknown).
+            if self.deadline.expired() {
+                return Err(TooLarge);
+            }
             let (_, groups) = self.lexer.token_groups(set)?;
             for (j, g) in groups.iter().enumerate() {
                 for &id in &g.tokens {

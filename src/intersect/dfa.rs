@@ -51,6 +51,9 @@ pub struct LexemeDfa {
     /// ε-successors of state q: `eps_targets[eps_offsets[q]..eps_offsets[q + 1]]`.
     eps_offsets: Vec<u32>,
     eps_targets: Vec<StateId>,
+    /// Edges leaving state q (indices into `edges`): `out_edges[out_offsets[q]..out_offsets[q + 1]]`.
+    out_offsets: Vec<u32>,
+    out_edges: Vec<u32>,
 }
 
 impl LexemeDfa {
@@ -103,6 +106,13 @@ impl LexemeDfa {
             num_states,
             epsilons.iter().map(|&(from, to)| (from as usize, to)),
         );
+        let (out_offsets, out_edges) = group_by_key(
+            num_states,
+            edges
+                .iter()
+                .enumerate()
+                .map(|(i, e)| (e.from as usize, i as u32)),
+        );
         Ok(LexemeDfa {
             num_states,
             start,
@@ -110,6 +120,8 @@ impl LexemeDfa {
             edges,
             eps_offsets,
             eps_targets,
+            out_offsets,
+            out_edges,
         })
     }
 
@@ -120,6 +132,15 @@ impl LexemeDfa {
             self.eps_offsets[q as usize + 1],
         );
         &self.eps_targets[a as usize..b as usize]
+    }
+
+    /// The edges leaving `q`, as indices into [`LexemeDfa::edges`].
+    pub fn out_edges(&self, q: StateId) -> &[u32] {
+        let (a, b) = (
+            self.out_offsets[q as usize],
+            self.out_offsets[q as usize + 1],
+        );
+        &self.out_edges[a as usize..b as usize]
     }
 
     /// Whether the automaton has ε-edges.

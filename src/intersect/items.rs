@@ -16,7 +16,9 @@ const ABSENT: u32 = u32::MAX;
 const NO_ROW: u32 = u32::MAX;
 
 /// The highest cost an item can carry; higher sums are clamped (they only order the search).
-pub(super) const MAX_COST: u32 = SETTLED - 1;
+/// One below `SETTLED - 1`: a settled item at `SETTLED - 1` would read as [`ABSENT`], be
+/// offered and settled again, without end.
+pub(super) const MAX_COST: u32 = SETTLED - 2;
 
 /// The largest automaton whose rows are arrays, and the most rows (nonterminals × states)
 /// whose row index is an array.

@@ -22,6 +22,7 @@
 //! Every candidate considered costs one unit of a work budget; when the budget runs out the
 //! answer is [`Verdict::Unknown`], never a guess.
 
+mod predict;
 mod useful;
 
 use std::cmp::Reverse;
@@ -36,6 +37,7 @@ use super::dfa::{LexemeDfa, StateId};
 use super::items::{key, unkey, ItemKey, ItemTable, Offer, MAX_COST};
 use crate::grammar::normalize::context::Context;
 use crate::grammar::{NonterminalId, NormalGrammar, TerminalId};
+use predict::{Predicted, Reads};
 
 /// The outcome of one search.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -101,6 +103,14 @@ pub struct Searcher {
     by_end: AnchoredLists,
     queue: CostQueue,
     filter: ContextFilter,
+    /// Top-down prediction (see [`predict`]): on in searches that need no cheapest witness.
+    predicted: Predicted,
+    predicting: bool,
+    /// Set by [`Searcher::without_prediction`].
+    bottom_up_only: bool,
+    predict_stack: Vec<(StateId, NonterminalId)>,
+    /// States other than the start that the start reaches by ε-edges.
+    from_start: Vec<StateId>,
     goal: Option<ItemKey>,
     stats: SearchStats,
     budget: u64,
@@ -118,6 +128,12 @@ struct Frontier<'a> {
     deadline: &'a Deadline,
     filter: &'a ContextFilter,
     context: &'a Context,
+    /// The prediction table when the search predicts.
+    predicted: Option<&'a mut Predicted>,
+    predict_stack: &'a mut Vec<(StateId, NonterminalId)>,
+    /// The cost of the item being extended: no item is queued below it (a prediction can
+    /// admit items cheaper than the search's current cost; see [`predict`]).
+    floor: u32,
 }
 
 /// The automaton's side of the context filter (see [`crate::grammar::normalize::context`]):
@@ -198,15 +214,25 @@ impl ContextFilter {
 }
 
 impl Frontier<'_> {
-    /// Offers a derivation of item `k` at `cost`; keeps it if it is the cheapest so far.
+    /// One unit of work against the budget and the deadline.
     #[inline]
-    fn relax(&mut self, k: ItemKey, cost: u32, back: Back) -> Result<(), OutOfBudget> {
+    fn charge(&mut self) -> Result<(), OutOfBudget> {
         *self.work += 1;
         // The clock is read once every 4,096 units (tens of microseconds of work).
         if *self.work > self.budget || (*self.work & 0xfff == 0 && self.deadline.expired()) {
             return Err(OutOfBudget);
         }
+        Ok(())
+    }
+
+    /// Offers a derivation of item `k` at `cost`; keeps it if it is the cheapest so far.
+    #[inline]
+    fn relax(&mut self, k: ItemKey, cost: u32, back: Back) -> Result<(), OutOfBudget> {
+        self.charge()?;
         let (p, a, q) = unkey(k);
+        if self.predicted.as_deref().is_some_and(|t| !t.contains(p, a)) {
+            return Ok(());
+        }
         if !self.filter.admits(self.context, p, a, q) {
             return Ok(());
         }
@@ -217,19 +243,22 @@ impl Frontier<'_> {
         if let Some(backs) = self.backs {
             backs.insert(k, back);
         }
-        self.queue.push(cost, k);
+        self.queue.push(cost.max(self.floor), k, cost);
         Ok(())
     }
 }
 
-/// A monotone priority queue on small integer costs: a bucket per cost below
-/// [`CostQueue::BUCKETS`], a binary heap above (costs popped never decrease, so buckets are
-/// exhausted before the heap is used).
+/// A monotone priority queue on small integer priorities: a bucket per priority below
+/// [`CostQueue::BUCKETS`], a binary heap above (priorities popped never decrease, so buckets
+/// are exhausted before the heap is used). Each entry carries its item's cost, which is its
+/// priority except where a prediction admitted an item cheaper than the search's current
+/// priority (see [`predict`]): it is queued at that priority, and keeps its cost for the sums
+/// of its parents.
 #[derive(Default)]
 struct CostQueue {
-    buckets: Vec<Vec<ItemKey>>,
+    buckets: Vec<Vec<(ItemKey, u32)>>,
     cursor: usize,
-    overflow: BinaryHeap<Reverse<(u32, ItemKey)>>,
+    overflow: BinaryHeap<Reverse<(u32, ItemKey, u32)>>,
 }
 
 impl CostQueue {
@@ -244,23 +273,24 @@ impl CostQueue {
     }
 
     #[inline]
-    fn push(&mut self, cost: u32, k: ItemKey) {
-        let c = cost as usize;
+    fn push(&mut self, priority: u32, k: ItemKey, cost: u32) {
+        let c = priority as usize;
         if c < Self::BUCKETS {
             if c >= self.buckets.len() {
                 self.buckets.resize_with(c + 1, Vec::new);
             }
-            self.buckets[c].push(k);
+            self.buckets[c].push((k, cost));
         } else {
-            self.overflow.push(Reverse((cost, k)));
+            self.overflow.push(Reverse((priority, k, cost)));
         }
     }
 
+    /// The next entry: `(priority, item, cost)`.
     #[inline]
-    fn pop(&mut self) -> Option<(u32, ItemKey)> {
+    fn pop(&mut self) -> Option<(u32, ItemKey, u32)> {
         while self.cursor < self.buckets.len() {
-            if let Some(k) = self.buckets[self.cursor].pop() {
-                return Some((self.cursor as u32, k));
+            if let Some((k, cost)) = self.buckets[self.cursor].pop() {
+                return Some((self.cursor as u32, k, cost));
             }
             self.cursor += 1;
         }
@@ -272,6 +302,16 @@ impl Searcher {
     /// An empty workspace.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A workspace whose searches never predict: the plain bottom-up search, for comparisons
+    /// (tests, benchmarks).
+    #[cfg(any(test, feature = "internals"))]
+    pub fn without_prediction() -> Self {
+        Searcher {
+            bottom_up_only: true,
+            ..Self::default()
+        }
     }
 
     /// Makes every later search answer `unknown` once `deadline` expires.
@@ -287,12 +327,47 @@ impl Searcher {
     /// Decides whether `grammar` and `dfa` share a word, spending at most `budget` units, and
     /// keeps a cheapest witness for [`Searcher::witness`].
     pub fn search(&mut self, grammar: &NormalGrammar, dfa: &LexemeDfa, budget: u64) -> Verdict {
-        self.run(grammar, dfa, budget, true)
+        self.run(grammar, dfa, budget, true, false)
     }
 
     /// [`Searcher::search`] without the witness: the same verdict, with less bookkeeping.
+    ///
+    /// Three tries, each exact or `unknown`: bottom-up on a sixteenth of `budget` (checks end
+    /// there: the shared workload's 432 canvases need at most 90,023 units, a sixteenth of the
+    /// default budget is 250,000); then with top-down prediction (see [`predict`]) on a
+    /// quarter, for grammars whose bottom-up items are mostly unwanted (many nonterminals
+    /// deriving the same words); then bottom-up on the whole budget, where prediction, which
+    /// discovers cheap items late, took longer than the cost order would (canvases of many
+    /// holes). Every verdict bottom-up alone reaches within `budget` is reached, with at most
+    /// 5/16 more work; [`SearchStats::work`] counts all three.
     pub fn decide(&mut self, grammar: &NormalGrammar, dfa: &LexemeDfa, budget: u64) -> Verdict {
-        self.run(grammar, dfa, budget, false)
+        if self.bottom_up_only {
+            return self.run(grammar, dfa, budget, false, false);
+        }
+        let mut spent = 0;
+        for (budget, predict) in [(budget / 16, false), (budget / 4, true), (budget, false)] {
+            let v = self.run(grammar, dfa, budget, false, predict);
+            spent += self.stats.work;
+            if v != Verdict::Unknown || self.deadline.expired() {
+                self.stats.work = spent;
+                return v;
+            }
+        }
+        self.stats.work = spent;
+        Verdict::Unknown
+    }
+
+    /// The search with top-down prediction alone, on the whole budget (`unknown` where its
+    /// table would be too large): for tests and benchmarks; [`Searcher::decide`] tries it
+    /// second.
+    #[cfg(any(test, feature = "internals"))]
+    pub fn decide_predicting(
+        &mut self,
+        grammar: &NormalGrammar,
+        dfa: &LexemeDfa,
+        budget: u64,
+    ) -> Verdict {
+        self.run(grammar, dfa, budget, false, true)
     }
 
     fn run(
@@ -301,8 +376,18 @@ impl Searcher {
         dfa: &LexemeDfa,
         budget: u64,
         witness: bool,
+        predict: bool,
     ) -> Verdict {
-        self.reset(grammar, dfa, budget, witness);
+        self.reset(grammar, dfa, budget, witness, predict);
+        if predict && !self.predicting {
+            // The prediction table would be too large: the bottom-up tries decide.
+            return Verdict::Unknown;
+        }
+        self.settle_all(grammar, dfa)
+    }
+
+    /// Seeds the search reset last and settles items until the goal or exhaustion.
+    fn settle_all(&mut self, grammar: &NormalGrammar, dfa: &LexemeDfa) -> Verdict {
         if grammar.num_nonterminals() > MAX_NONTERMINALS {
             return Verdict::Unknown;
         }
@@ -310,7 +395,7 @@ impl Searcher {
             return Verdict::Unknown;
         }
         let start = grammar.start();
-        while let Some((cost, k)) = self.queue.pop() {
+        while let Some((priority, k, cost)) = self.queue.pop() {
             let (p, x, q) = unkey(k);
             if !self.items.settle(p, x, q, cost) {
                 continue;
@@ -320,20 +405,45 @@ impl Searcher {
                 self.goal = Some(k);
                 return Verdict::NonEmpty;
             }
-            if self.extend(grammar, dfa, p, x, q, cost).is_err() {
+            if self
+                .extend(grammar, dfa, (p, x, q), cost, priority)
+                .is_err()
+            {
                 return Verdict::Unknown;
             }
         }
         Verdict::Empty
     }
 
-    /// Empties every table for a search of `dfa` with `grammar`.
-    fn reset(&mut self, grammar: &NormalGrammar, dfa: &LexemeDfa, budget: u64, witness: bool) {
+    /// Empties every table for a search of `dfa` with `grammar`, predicting if asked to and
+    /// the prediction table fits.
+    fn reset(
+        &mut self,
+        grammar: &NormalGrammar,
+        dfa: &LexemeDfa,
+        budget: u64,
+        witness: bool,
+        predict: bool,
+    ) {
         let (nonterminals, states) = (grammar.num_nonterminals(), dfa.num_states());
         self.items.reset(nonterminals, states);
         self.by_start.reset(nonterminals, states);
         self.by_end.reset(nonterminals, states);
         self.filter.reset(dfa, grammar.context().words);
+        // Prediction makes costs upper bounds (see `predict`): never where a cheapest witness
+        // is wanted.
+        self.predicting = predict
+            && !witness
+            && !self.bottom_up_only
+            && nonterminals.div_ceil(64).saturating_mul(states) <= predict::MAX_WORDS;
+        if self.predicting {
+            self.predicted.reset(nonterminals, states);
+        }
+        self.from_start.clear();
+        self.from_start.extend(
+            (0..states as StateId)
+                .filter(|&p| p != dfa.start() && self.filter.at_start[p as usize]),
+        );
         match (&mut self.backs, witness) {
             (Some(b), true) => b.clear(),
             (b, true) => *b = Some(HashMap::new()),
@@ -356,10 +466,24 @@ impl Searcher {
             deadline: &self.deadline,
             filter: &self.filter,
             context: grammar.context(),
+            predicted: self.predicting.then_some(&mut self.predicted),
+            predict_stack: &mut self.predict_stack,
+            floor: 0,
         };
-        for (i, e) in dfa.edges().iter().enumerate() {
-            for &a in grammar.lhs_of_terminal(e.terminal) {
-                f.relax(key(e.from, a, e.to), e.cost, Back::Terminal(i as u32))?;
+        if f.predicted.is_some() {
+            // The terminal items come with the predictions of their nonterminals.
+            let reads = Reads {
+                grammar,
+                dfa,
+                by_start: &self.by_start,
+                from_start: &self.from_start,
+            };
+            f.predict(&reads, dfa.start(), grammar.start())?;
+        } else {
+            for (i, e) in dfa.edges().iter().enumerate() {
+                for &a in grammar.lhs_of_terminal(e.terminal) {
+                    f.relax(key(e.from, a, e.to), e.cost, Back::Terminal(i as u32))?;
+                }
             }
         }
         // Empty spans need no items: a production with a nullable child is used through
@@ -371,15 +495,15 @@ impl Searcher {
         Ok(())
     }
 
-    /// Records the settled item `(p, X, q)` and derives every item it completes.
+    /// Records the settled item `(p, X, q)` of `cost`, popped at `priority`, and derives every
+    /// item it completes.
     fn extend(
         &mut self,
         grammar: &NormalGrammar,
         dfa: &LexemeDfa,
-        p: StateId,
-        x: NonterminalId,
-        q: StateId,
+        (p, x, q): (StateId, NonterminalId, StateId),
         cost: u32,
+        priority: u32,
     ) -> Result<(), OutOfBudget> {
         let k = key(p, x, q);
         // Index before combining, so that `A → X X` can join the item with itself.
@@ -395,6 +519,10 @@ impl Searcher {
             budget,
             deadline,
             filter,
+            predicted,
+            predicting,
+            predict_stack,
+            from_start,
             ..
         } = self;
         let mut f = Frontier {
@@ -406,7 +534,24 @@ impl Searcher {
             deadline,
             filter,
             context: grammar.context(),
+            predicted: predicting.then_some(predicted),
+            predict_stack,
+            floor: priority,
         };
+        if f.predicted.is_some() {
+            // `(p, X, q)` derived: a parent `A → X C` predicted at `p` predicts `C` at `q`.
+            let reads = Reads {
+                grammar,
+                dfa,
+                by_start,
+                from_start,
+            };
+            for &(a, c) in grammar.as_left_child(x) {
+                if f.predicted.as_deref().is_some_and(|t| t.contains(p, a)) {
+                    f.predict(&reads, q, c)?;
+                }
+            }
+        }
         for &a in grammar.unit_parents(x) {
             f.relax(key(p, a, q), cost, Back::Unit(k))?;
         }

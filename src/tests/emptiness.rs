@@ -66,6 +66,42 @@ proptest! {
         check_against_oracle(&g, &d, &opts)?;
     }
 
+    /// Top-down prediction never changes a verdict: against the brute-force fixpoint and
+    /// against the bottom-up search.
+    #[test]
+    fn prediction_keeps_every_verdict(g in arb_grammar(5), d in arb_dfa(5)) {
+        let n = NormalGrammar::from_grammar(&g);
+        let expected = oracle_cost(&g, &d).is_some();
+        let mut predicting = Searcher::new();
+        let v = predicting.decide_predicting(&n, &d, DEFAULT_BUDGET);
+        prop_assert_eq!(v == Verdict::NonEmpty, expected, "grammar:\n{}", g);
+        let mut bu = Searcher::without_prediction();
+        let bottom_up = bu.decide(&n, &d, DEFAULT_BUDGET);
+        prop_assert_eq!(v, bottom_up);
+        // The checks' three tries (bottom-up, predicting, bottom-up) agree too, on budgets
+        // small enough to need all three.
+        for budget in [16, 64, 256, DEFAULT_BUDGET] {
+            let tries = Searcher::new().decide(&n, &d, budget);
+            prop_assert!(tries == v || tries == Verdict::Unknown);
+        }
+        // Both ran to exhaustion: the predicted items are some of the bottom-up ones.
+        if v == Verdict::Empty {
+            prop_assert!(predicting.stats().settled <= bu.stats().settled);
+        }
+    }
+
+    /// The states some accepted word of the grammar passes through (what masks are made of)
+    /// are the same with and without prediction, on grammars kept as written too.
+    #[test]
+    fn prediction_keeps_the_useful_states(g in arb_grammar(5), d in arb_dfa(5), inline in any::<bool>()) {
+        let opts = NormalizeOptions { inline, left_factor: inline, share_bigrams: inline };
+        let n = NormalGrammar::with_options(&g, &opts);
+        let predicted = Searcher::new().useful_states(&n, &d, DEFAULT_BUDGET);
+        let bottom_up = Searcher::without_prediction().useful_states(&n, &d, DEFAULT_BUDGET);
+        prop_assert!(bottom_up.is_some());
+        prop_assert_eq!(predicted, bottom_up, "grammar:\n{}", g);
+    }
+
     #[test]
     fn a_searcher_is_reusable(g in arb_grammar(4), d1 in arb_dfa(4), d2 in arb_dfa(4)) {
         let n = NormalGrammar::from_grammar(&g);
@@ -149,6 +185,40 @@ fn an_exhausted_budget_is_unknown_never_empty() {
     let d = chain_with_hole(&[1; 5], &[0; 5]);
     assert_eq!(intersect(&n, &d, 3).0, Verdict::Unknown);
     assert_eq!(intersect(&n, &d, DEFAULT_BUDGET).0, Verdict::Empty);
+}
+
+/// Costs that saturate the item cost (a lexeme whose shortest text is huge, summed over a
+/// hole) are clamped; an item settled at the clamp once read as never offered, so it was
+/// offered and settled again until the budget ran out: `unknown` where the answer is known.
+#[test]
+fn items_at_the_highest_cost_settle_once() {
+    let n = NormalGrammar::from_grammar(&dyck());
+    let mut d = chain_with_hole(&[1; 2], &[0; 2]);
+    let expensive = |d: &LexemeDfa| {
+        let edges: Vec<Edge> = d
+            .edges()
+            .iter()
+            .map(|e| Edge {
+                cost: u32::MAX / 2,
+                ..*e
+            })
+            .collect();
+        let accepting: Vec<u32> = (0..d.num_states() as u32)
+            .filter(|&q| d.is_accepting(q))
+            .collect();
+        LexemeDfa::new(d.num_states(), d.start(), &accepting, edges).unwrap()
+    };
+    d = expensive(&d);
+    for mut s in [Searcher::new(), Searcher::without_prediction()] {
+        assert_eq!(s.decide(&n, &d, DEFAULT_BUDGET), Verdict::Empty);
+        assert!(s.stats().work < 10_000, "{:?}", s.stats());
+    }
+    let d = expensive(&chain_with_hole(&[0; 3], &[1; 2]));
+    assert_eq!(intersect(&n, &d, DEFAULT_BUDGET).0, Verdict::NonEmpty);
+    assert_eq!(
+        Searcher::new().decide(&n, &d, DEFAULT_BUDGET),
+        Verdict::NonEmpty
+    );
 }
 
 #[test]

@@ -19,6 +19,7 @@ pub struct NormalGrammar {
     pub(super) unit_rules: Vec<(NonterminalId, NonterminalId)>,
     pub(super) binary_rules: Vec<(NonterminalId, NonterminalId, NonterminalId)>,
     by_terminal: Csr<NonterminalId>,
+    terminals_of: Csr<TerminalId>,
     by_unit_child: Csr<NonterminalId>,
     by_left: Csr<(NonterminalId, NonterminalId)>,
     by_right: Csr<(NonterminalId, NonterminalId)>,
@@ -45,6 +46,7 @@ impl NormalGrammar {
             num_terminals,
             terminal_rules.iter().map(|&(a, t)| (t.index(), a)),
         );
+        let terminals_of = Csr::build(n, terminal_rules.iter().map(|&(a, t)| (a.index(), t)));
         let by_unit_child = Csr::build(n, unit_rules.iter().map(|&(a, b)| (b.index(), a)));
         let by_left = Csr::build(n, binary_rules.iter().map(|&(a, b, c)| (b.index(), (a, c))));
         let by_right = Csr::build(n, binary_rules.iter().map(|&(a, b, c)| (c.index(), (a, b))));
@@ -78,6 +80,7 @@ impl NormalGrammar {
             unit_rules,
             binary_rules,
             by_terminal,
+            terminals_of,
             by_unit_child,
             by_left,
             by_right,
@@ -157,6 +160,12 @@ impl NormalGrammar {
         } else {
             &[]
         }
+    }
+
+    /// Terminals `t` with a production `a → t`.
+    #[inline]
+    pub fn terminals_of(&self, a: NonterminalId) -> &[TerminalId] {
+        self.terminals_of.get(a.index())
     }
 
     /// Nonterminals `A` with a production `A → b`.

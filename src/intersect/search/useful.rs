@@ -14,7 +14,8 @@
 //! binary productions (the left child's end is enumerated from the settled items' start
 //! lists), ε-edges on the right, and items moved to the start from a state the start reaches
 //! by ε-edges (the states on the ε-paths from the start to where such an item begins are
-//! useful too, though no item ends in them). Work is counted against the same budget.
+//! useful too, though no item ends in them). Work is counted against the same budget, and the
+//! deadline is read as often as in the inside pass.
 
 use hashbrown::HashSet;
 
@@ -40,14 +41,15 @@ impl Searcher {
         dfa: &LexemeDfa,
         budget: u64,
     ) -> Option<Useful> {
-        self.reset(grammar, dfa, budget, false);
+        // Exhaustive: the order does not matter, and prediction only leaves items out.
+        self.reset(grammar, dfa, budget, false, true);
         if grammar.num_nonterminals() > MAX_NONTERMINALS {
             return None;
         }
         self.seed(grammar, dfa).ok()?;
         let start = grammar.start();
         let mut goals: Vec<ItemKey> = Vec::new();
-        while let Some((cost, k)) = self.queue.pop() {
+        while let Some((priority, k, cost)) = self.queue.pop() {
             let (p, x, q) = unkey(k);
             if !self.items.settle(p, x, q, cost) {
                 continue;
@@ -56,7 +58,7 @@ impl Searcher {
             if x == start && p == dfa.start() && dfa.is_accepting(q) {
                 goals.push(k);
             }
-            self.extend(grammar, dfa, p, x, q, cost).ok()?;
+            self.extend(grammar, dfa, (p, x, q), cost, priority).ok()?;
         }
         let n = dfa.num_states();
         let mut eps_pred: Vec<Vec<StateId>> = vec![Vec::new(); n];
@@ -77,6 +79,7 @@ impl Searcher {
         let mut useful: HashSet<ItemKey> = goals.iter().copied().collect();
         let mut stack = goals;
         let mut work = self.stats.work;
+        let mut next_clock = work;
         while let Some(k) = stack.pop() {
             let (p, a, q) = unkey(k);
             let mut found: Vec<ItemKey> = Vec::new();
@@ -128,6 +131,13 @@ impl Searcher {
             work += found.len() as u64 + 1;
             if work > budget {
                 return None;
+            }
+            // The clock is read once every 4,096 units or so, as in the inside pass.
+            if work >= next_clock {
+                if self.deadline.expired() {
+                    return None;
+                }
+                next_clock = work + 0x1000;
             }
             for k2 in found {
                 if useful.insert(k2) {
