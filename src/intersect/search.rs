@@ -103,7 +103,8 @@ pub struct Searcher {
     by_end: AnchoredLists,
     queue: CostQueue,
     filter: ContextFilter,
-    /// Top-down prediction (see [`predict`]): on in searches that need no cheapest witness.
+    /// Top-down prediction (see [`predict`]): on in the masks' exhaustive search and in the
+    /// checks' second try, never where a cheapest witness is wanted.
     predicted: Predicted,
     predicting: bool,
     /// Set by [`Searcher::without_prediction`].
@@ -131,8 +132,8 @@ struct Frontier<'a> {
     /// The prediction table when the search predicts.
     predicted: Option<&'a mut Predicted>,
     predict_stack: &'a mut Vec<(StateId, NonterminalId)>,
-    /// The cost of the item being extended: no item is queued below it (a prediction can
-    /// admit items cheaper than the search's current cost; see [`predict`]).
+    /// The priority of the item being extended: no item is queued below it (a prediction can
+    /// admit items cheaper than that; see [`predict`]).
     floor: u32,
 }
 
