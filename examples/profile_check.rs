@@ -69,18 +69,18 @@ fn main() {
         }
         let lex = t.elapsed().as_secs_f64() * 1e6 / reps as f64;
         let mut search = 0.0;
+        let mut verdict = None;
         if let Some(dfa) = dfa {
             let t = Instant::now();
             for _ in 0..reps {
-                pt.searcher.decide(&pt.normal, &dfa, budget);
+                verdict = Some(pt.searcher.decide(&pt.normal, &dfa, budget));
             }
             search = t.elapsed().as_secs_f64() * 1e6 / reps as f64;
         }
-        let verdict = pt
-            .searcher
-            .decide(&pt.normal, &dfa_again(&mut pt.lexer, &holey), budget);
+        // `none`: the canvas could not be lexed, or REPS is 0.
+        let verdict = verdict.map_or_else(|| "none".to_string(), |v| format!("{v:?}"));
         println!(
-            "{} {:?} search {verdict:?} cold {}us warm {:.0}us (lex {:.0}us, search {:.0}us) states {} items {} work {}",
+            "{} {:?} search {verdict} cold {}us warm {:.0}us (lex {:.0}us, search {:.0}us) states {} items {} work {}",
             p.id,
             first.verdict,
             first.micros,
@@ -92,12 +92,4 @@ fn main() {
             pt.searcher.stats().work
         );
     }
-}
-
-/// The canvas's automaton, once more (for the verdict of the timed search).
-fn dfa_again(
-    lexer: &mut HoleyLexer,
-    holey: &lacuna::canvas::HoleyText,
-) -> lacuna::internals::LexemeDfa {
-    lexer.automaton(holey).expect("lexed above")
 }

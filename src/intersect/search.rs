@@ -384,11 +384,17 @@ impl Searcher {
             // The prediction table would be too large: the bottom-up tries decide.
             return Verdict::Unknown;
         }
-        self.settle_all(grammar, dfa)
+        self.settle_all(grammar, dfa, None)
     }
 
-    /// Seeds the search reset last and settles items until the goal or exhaustion.
-    fn settle_all(&mut self, grammar: &NormalGrammar, dfa: &LexemeDfa) -> Verdict {
+    /// Seeds the search reset last and settles items until the goal or exhaustion; with
+    /// `goals`, to exhaustion, collecting every goal item there (`NonEmpty` if any).
+    fn settle_all(
+        &mut self,
+        grammar: &NormalGrammar,
+        dfa: &LexemeDfa,
+        mut goals: Option<&mut Vec<ItemKey>>,
+    ) -> Verdict {
         if grammar.num_nonterminals() > MAX_NONTERMINALS {
             return Verdict::Unknown;
         }
@@ -403,8 +409,13 @@ impl Searcher {
             }
             self.stats.settled += 1;
             if x == start && p == dfa.start() && dfa.is_accepting(q) {
-                self.goal = Some(k);
-                return Verdict::NonEmpty;
+                match goals.as_deref_mut() {
+                    Some(all) => all.push(k),
+                    None => {
+                        self.goal = Some(k);
+                        return Verdict::NonEmpty;
+                    }
+                }
             }
             if self
                 .extend(grammar, dfa, (p, x, q), cost, priority)
@@ -413,7 +424,10 @@ impl Searcher {
                 return Verdict::Unknown;
             }
         }
-        Verdict::Empty
+        match goals {
+            Some(all) if !all.is_empty() => Verdict::NonEmpty,
+            _ => Verdict::Empty,
+        }
     }
 
     /// Empties every table for a search of `dfa` with `grammar`, predicting if asked to and

@@ -107,12 +107,7 @@ impl Frontier<'_> {
         p: StateId,
         a: NonterminalId,
     ) -> Result<(), OutOfBudget> {
-        let Reads {
-            grammar,
-            dfa,
-            by_start,
-            from_start,
-        } = *reads;
+        let (grammar, dfa) = (reads.grammar, reads.dfa);
         let mut stack = std::mem::take(self.predict_stack);
         stack.clear();
         stack.push((p, a));
@@ -142,7 +137,7 @@ impl Frontier<'_> {
                 stack.push((p2, y));
             }
             // What the filter may have turned away before: `y`'s items from here.
-            let r = self.rederive(grammar, dfa, by_start, from_start, p, y, &mut stack);
+            let r = self.rederive(reads, p, y, &mut stack);
             if let Err(e) = r {
                 result = Err(e);
                 break;
@@ -155,17 +150,19 @@ impl Frontier<'_> {
     /// Offers the items `(p, y, ·)` derivable now: `y`'s terminal edges from `p`, and its unit
     /// and binary derivations from settled items; pushes the predictions those binary
     /// derivations' left children make.
-    #[allow(clippy::too_many_arguments)]
     fn rederive(
         &mut self,
-        grammar: &NormalGrammar,
-        dfa: &LexemeDfa,
-        by_start: &AnchoredLists,
-        from_start: &[StateId],
+        reads: &Reads<'_>,
         p: StateId,
         y: NonterminalId,
         stack: &mut Vec<(StateId, NonterminalId)>,
     ) -> Result<(), OutOfBudget> {
+        let Reads {
+            grammar,
+            dfa,
+            by_start,
+            from_start,
+        } = *reads;
         let terminals = grammar.terminals_of(y);
         if !terminals.is_empty() {
             for &e in dfa.out_edges(p) {

@@ -19,7 +19,7 @@
 
 use hashbrown::HashSet;
 
-use super::{key, unkey, ItemKey, Searcher, MAX_NONTERMINALS};
+use super::{key, unkey, ItemKey, Searcher, Verdict};
 use crate::grammar::NormalGrammar;
 use crate::intersect::dfa::{LexemeDfa, StateId};
 
@@ -43,22 +43,9 @@ impl Searcher {
     ) -> Option<Useful> {
         // Exhaustive: the order does not matter, and prediction only leaves items out.
         self.reset(grammar, dfa, budget, false, true);
-        if grammar.num_nonterminals() > MAX_NONTERMINALS {
-            return None;
-        }
-        self.seed(grammar, dfa).ok()?;
-        let start = grammar.start();
         let mut goals: Vec<ItemKey> = Vec::new();
-        while let Some((priority, k, cost)) = self.queue.pop() {
-            let (p, x, q) = unkey(k);
-            if !self.items.settle(p, x, q, cost) {
-                continue;
-            }
-            self.stats.settled += 1;
-            if x == start && p == dfa.start() && dfa.is_accepting(q) {
-                goals.push(k);
-            }
-            self.extend(grammar, dfa, (p, x, q), cost, priority).ok()?;
+        if self.settle_all(grammar, dfa, Some(&mut goals)) == Verdict::Unknown {
+            return None;
         }
         let n = dfa.num_states();
         let mut eps_pred: Vec<Vec<StateId>> = vec![Vec::new(); n];
@@ -67,9 +54,6 @@ impl Searcher {
                 eps_pred[q as usize].push(p);
             }
         }
-        let from_start: Vec<StateId> = (0..n as StateId)
-            .filter(|&p| p != dfa.start() && self.filter.at_start[p as usize])
-            .collect();
         let items = &self.items;
         let derived = |p, a, q| items.cost(p, a, q).is_some();
         // States an item was moved to the start from: the ε-paths from the start to them are
@@ -121,7 +105,7 @@ impl Searcher {
                 }
             }
             if p == dfa.start() {
-                for &p0 in &from_start {
+                for &p0 in &self.from_start {
                     if derived(p0, a, q) {
                         found.push(key(p0, a, q));
                         moved.push(p0);
