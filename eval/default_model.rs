@@ -1,4 +1,5 @@
-//! Evaluates the embedded default model: N generations per domain (SMILES, JSON Schema, C++)
+//! Evaluates the embedded default model: N generations per domain (SMILES; JSON under the
+//! held-out schemas; C++ function bodies under the held-out HumanEval-X declarations)
 //! in four modes with the same seeds — unconstrained, `reject` (the paper's proposal checks,
 //! then the grammar's completion), `mask` (every token drawn from its valid-token mask) and
 //! `mask-lazy` (masks only where the model's first choice is refused) —
@@ -37,11 +38,14 @@ use lacuna::diffusion::{
 use lacuna::vocab::Vocabulary;
 use serde_json::{json, Value};
 
-/// One generation to make: the task, the grammar, the prompt, and the JSON schema if any.
+/// One generation to make: the task, the grammar, the prompt, the fixed start of the output
+/// (a C++ task's declaration: the model sees it after the prompt, the grammar and the oracle
+/// read it before the output), and the JSON schema if any.
 struct Case {
     task: &'static str,
     spec: String,
     prompt: String,
+    prefix: String,
     schema: Option<Value>,
     seed: u64,
 }
@@ -107,7 +111,8 @@ fn main() {
                     mode,
                     (temperature, remasking),
                 );
-                let (valid, strict) = oracle(case, &out.text);
+                let whole = [case.prefix.as_bytes(), &out.text].concat();
+                let (valid, strict) = oracle(case, &whole);
                 t.n += 1;
                 t.valid += valid as usize;
                 t.model_valid += (valid && out.stats.completion_bytes == 0) as usize;
@@ -123,7 +128,8 @@ fn main() {
                     "rejections": out.stats.rejections, "masks": out.stats.masks,
                     "seconds": secs.as_secs_f64(),
                     "constraint_seconds": out.stats.checker_time.as_secs_f64(),
-                    "prompt": case.prompt, "text": String::from_utf8_lossy(&out.text)});
+                    "prompt": case.prompt, "prefix": case.prefix,
+                    "text": String::from_utf8_lossy(&out.text)});
                 writeln!(log, "{line}").expect("write");
                 log.flush().expect("flush");
             }
@@ -135,7 +141,7 @@ fn main() {
 fn cases(domain: &str, n: usize) -> Vec<Case> {
     match domain {
         "smiles" => seeds(tasks::SMILES, tasks::smiles_prompt(), n),
-        "cpp" => seeds(tasks::CPP, tasks::cpp_prompt(), n),
+        "cpp" => functions(n),
         "json" => schemas(n)
             .into_iter()
             .enumerate()
@@ -143,6 +149,7 @@ fn cases(domain: &str, n: usize) -> Vec<Case> {
                 task: tasks::JSON,
                 spec: format!("schema:{path}"),
                 prompt: tasks::json_prompt(&schema),
+                prefix: String::new(),
                 schema: Some(schema),
                 seed: i as u64,
             })
@@ -158,8 +165,32 @@ fn seeds(task: &'static str, prompt: String, n: usize) -> Vec<Case> {
             task,
             spec: task.into(),
             prompt: prompt.clone(),
+            prefix: String::new(),
             schema: None,
             seed,
+        })
+        .collect()
+}
+
+/// The first `n` of the held-out HumanEval-X tasks (the last [`held_out::HUMANEVAL_TASKS`]):
+/// the model writes the body of each declaration, as it was taught on the others.
+fn functions(n: usize) -> Vec<Case> {
+    assert!(
+        n <= held_out::HUMANEVAL_TASKS,
+        "at most {} HumanEval-X tasks are held out of training",
+        held_out::HUMANEVAL_TASKS
+    );
+    let tasks = corpus::humaneval_cpp();
+    tasks[tasks.len() - held_out::HUMANEVAL_TASKS..][..n]
+        .iter()
+        .enumerate()
+        .map(|(i, t)| Case {
+            task: tasks::CPP,
+            spec: tasks::CPP.into(),
+            prompt: tasks::cpp_prompt(),
+            prefix: t.declaration.clone(),
+            schema: None,
+            seed: i as u64,
         })
         .collect()
 }
@@ -207,7 +238,10 @@ fn run(
     let mut sampler = LLaDASampler::new(length, block)
         .temperature(temperature)
         .remasking(remasking);
-    let prompt = m.tokens.encode(&case.prompt).expect("encode");
+    // The prefix is encoded on its own, as `lacuna generate --prefix` and `lacuna eval` do.
+    let prefix = m.tokens.encode(&case.prefix).expect("encode");
+    let mut prompt = m.tokens.encode(&case.prompt).expect("encode");
+    prompt.extend_from_slice(&prefix);
     // As `lacuna generate` runs it.
     let mut options = GenerateOptions::new(length, case.seed);
     options.stop_when_settled = true;
@@ -217,14 +251,16 @@ fn run(
     let out = match mode {
         "mask" | "mask-lazy" => {
             checker.set_vocabulary(vocab.clone());
-            let mut c = MaskConstraint::new(&mut checker, length).expect("vocabulary");
+            let mut c =
+                MaskConstraint::with_prefix(&mut checker, &prefix, length).expect("vocabulary");
             if mode == "mask-lazy" {
                 c = c.lazy();
             }
             generate_masked(model, &mut sampler, &prompt, &options, &mut c)
         }
         "reject" => {
-            let mut c = Constraint::new(&mut checker, table, length);
+            let mut c =
+                Constraint::with_prefix(&mut checker, table, case.prefix.as_bytes(), length);
             generate(model, &mut sampler, table, &prompt, &options, Some(&mut c))
         }
         "none" => generate(model, &mut sampler, table, &prompt, &options, None),

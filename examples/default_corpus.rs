@@ -11,10 +11,12 @@
 //!   the same checks; then two instances each of 40,000 recombined schemas
 //!   (`json_recombine`: real top-level properties put together anew, so that names must be
 //!   read from the prompt); the schemas the evaluation uses (`eval/held_out.rs`) are left out;
-//! - `cpp`: small programs: every namespace-level function of TheAlgorithms/C-Plus-Plus with
-//!   its file's `#include`s, comments removed, that `g++ -std=c++17 -fsyntax-only` accepts on
-//!   its own; and HumanEval-X programs (`declaration + canonical_solution`) but the held-out
-//!   last 20.
+//! - `cpp`: function bodies prompted by their declaration (`C++:\n` then the includes and the
+//!   signature up to the body's `{`, the answer the body and its closing `}`), as
+//!   HumanEval-X's tasks are posed and as the evaluation prompts them: every namespace-level
+//!   function of TheAlgorithms/C-Plus-Plus with its file's `#include`s, comments removed, that
+//!   `g++ -std=c++17 -fsyntax-only` accepts on its own; and HumanEval-X's tasks
+//!   (`declaration`, `canonical_solution`) but the held-out last 20.
 //!
 //! Every answer is also checked with lacuna's own grammar for its task and left out if
 //! refused, so the model is never taught an output the constraint would forbid. Counts of
@@ -52,8 +54,6 @@ const SYNTHETIC_TRIES: usize = 24;
 /// Recombined schemas made by default (`json_recombine`), and instances written for each.
 const RECOMBINED_SCHEMAS: usize = 40_000;
 const RECOMBINED_PER_SCHEMA: usize = 2;
-/// The shortest function taken from the C++ corpus (bytes).
-const MIN_FUNCTION: usize = 60;
 
 fn gz_lines(bytes: &[u8]) -> Vec<String> {
     let mut text = String::new();
@@ -218,9 +218,13 @@ fn main() {
     }
 
     let mut cpp = Checker::from_spec("cpp").expect("cpp grammar");
-    for program in cpp_programs(&mut skipped) {
-        if cpp.accepts(program.as_bytes()) {
-            emit(tasks::CPP, &tasks::cpp_prompt(), &program);
+    for (declaration, body) in cpp_functions(&mut skipped) {
+        if cpp.accepts(format!("{declaration}{body}").as_bytes()) {
+            emit(
+                tasks::CPP,
+                &format!("{}{declaration}", tasks::cpp_prompt()),
+                &body,
+            );
             counts[2] += 1;
         } else {
             skipped.add("cpp: refused by the grammar");
@@ -281,15 +285,13 @@ fn valid_instances(case: &Value) -> Vec<Value> {
         .collect()
 }
 
-/// The C++ programs: functions of the algorithms corpus that g++ accepts alone, then the
-/// HumanEval-X programs that are not held out.
-fn cpp_programs(skipped: &mut Skipped) -> Vec<String> {
+/// The C++ tasks as (declaration, body): functions of the algorithms corpus that g++ accepts
+/// alone, then the HumanEval-X tasks that are not held out.
+fn cpp_functions(skipped: &mut Skipped) -> Vec<(String, String)> {
     let mut candidates = Vec::new();
     let mut seen = HashSet::new();
-    for line in gz_lines(include_bytes!("../tests/data/cpp_algorithms.jsonl.gz")) {
-        let file: Value = serde_json::from_str(&line).expect("cpp_algorithms line");
-        let text = file["text"].as_str().expect("text");
-        for program in standalone_functions(text) {
+    for text in corpus::cpp_functions::algorithms_files() {
+        for program in corpus::cpp_functions::standalone_functions(&text) {
             if program.len() > MAX_PROGRAM {
                 skipped.add("cpp: program too long");
             } else if seen.insert(program.clone()) {
@@ -302,229 +304,50 @@ fn cpp_programs(skipped: &mut Skipped) -> Vec<String> {
         "cpp: function not accepted by g++ alone".into(),
         candidates.len() - accepted.len(),
     );
-    let mut programs = accepted;
+    let mut functions: Vec<(String, String)> = accepted
+        .iter()
+        .filter_map(|p| {
+            let split = split_at_body(p);
+            if split.is_none() {
+                skipped.add("cpp: no body to split off");
+            }
+            split
+        })
+        .collect();
     let humaneval = corpus::humaneval_cpp();
     let kept = humaneval.len() - held_out::HUMANEVAL_TASKS;
     for task in &humaneval[..kept] {
-        let program = format!("{}{}", task.declaration, task.solution);
-        if program.len() > MAX_PROGRAM {
+        if task.declaration.len() + task.solution.len() > MAX_PROGRAM {
             skipped.add("cpp: program too long");
         } else {
-            programs.push(program);
+            functions.push((task.declaration.clone(), task.solution.clone()));
         }
     }
-    programs
+    functions
 }
 
-/// The programs of `candidates` that `g++ -std=c++17 -fsyntax-only` accepts, in order (two
-/// compilers at a time).
+/// A standalone function's program split after its body's opening `{` (and the line break
+/// after it): the declaration, which prompts, and the body, which answers. The function's
+/// head holds no brace (`function_spans` starts it after the last one) and neither do the
+/// includes before it, so the first `{` opens the body.
+fn split_at_body(program: &str) -> Option<(String, String)> {
+    let open = program.find('{')?;
+    let mut end = open + 1;
+    if program[end..].starts_with('\n') {
+        end += 1;
+    }
+    let (declaration, body) = program.split_at(end);
+    (!body.trim().is_empty()).then(|| (declaration.to_string(), body.to_string()))
+}
+
+/// The programs of `candidates` that `g++ -std=c++17 -fsyntax-only` accepts, in order.
 fn gpp_filter(candidates: &[String]) -> Vec<String> {
-    let half = candidates.len().div_ceil(2).max(1);
-    let verdicts: Vec<bool> = std::thread::scope(|s| {
-        let parts: Vec<_> = candidates
-            .chunks(half)
-            .map(|part| s.spawn(move || part.iter().map(|p| gpp_accepts(p)).collect::<Vec<_>>()))
-            .collect();
-        parts
-            .into_iter()
-            .flat_map(|h| h.join().expect("g++ thread"))
-            .collect()
-    });
+    let verdicts = corpus::gpp_verdicts(candidates)
+        .expect("g++ is needed to build the C++ part of the corpus");
     candidates
         .iter()
         .zip(verdicts)
         .filter(|(_, ok)| *ok)
         .map(|(p, _)| p.clone())
         .collect()
-}
-
-fn gpp_accepts(src: &str) -> bool {
-    corpus::gpp_accepts(src).expect("g++ is needed to build the C++ part of the corpus")
-}
-
-/// The namespace-level functions of a C++ file, each as a small program: the file's system
-/// `#include`s (and `using namespace std;` where the file has it), then the function,
-/// comments removed and dedented.
-fn standalone_functions(text: &str) -> Vec<String> {
-    let (code, shape) = strip_comments(text);
-    let mut header = String::new();
-    for line in code.lines() {
-        let line = line.trim();
-        if line.starts_with("#include <") {
-            header.push_str(line);
-            header.push('\n');
-        }
-    }
-    if code.lines().any(|l| l.trim() == "using namespace std;") {
-        header.push_str("using namespace std;\n");
-    }
-    let mut programs = Vec::new();
-    for (start, end) in function_spans(&shape) {
-        let line_start = code[..start].rfind('\n').map_or(0, |i| i + 1);
-        let function = dedent(&code[line_start..=end]);
-        if function.len() >= MIN_FUNCTION {
-            programs.push(format!("{header}\n{function}\n"));
-        }
-    }
-    programs
-}
-
-/// The text without comments (a block comment becomes a space, a line comment nothing; lines
-/// left blank are dropped), and the same text with the insides of string and character
-/// literals and whole preprocessor lines blanked, for finding braces.
-fn strip_comments(text: &str) -> (String, String) {
-    let b = text.as_bytes();
-    let (mut code, mut shape) = (Vec::with_capacity(b.len()), Vec::with_capacity(b.len()));
-    let mut i = 0;
-    let mut line_start = true;
-    let mut preprocessor = false;
-    while i < b.len() {
-        let c = b[i];
-        if c == b'/' && b.get(i + 1) == Some(&b'/') {
-            while i < b.len() && b[i] != b'\n' {
-                i += 1;
-            }
-            continue;
-        }
-        if c == b'/' && b.get(i + 1) == Some(&b'*') {
-            i += 2;
-            while i + 1 < b.len() && !(b[i] == b'*' && b[i + 1] == b'/') {
-                i += 1;
-            }
-            i = (i + 2).min(b.len());
-            code.push(b' ');
-            shape.push(b' ');
-            continue;
-        }
-        if c == b'"' || c == b'\'' {
-            code.push(c);
-            shape.push(c);
-            i += 1;
-            while i < b.len() && b[i] != c && b[i] != b'\n' {
-                let step = if b[i] == b'\\' { 2 } else { 1 };
-                for k in 0..step {
-                    if let Some(&x) = b.get(i + k) {
-                        code.push(x);
-                        shape.push(b'x');
-                    }
-                }
-                i += step;
-            }
-            if i < b.len() && b[i] == c {
-                code.push(c);
-                shape.push(c);
-                i += 1;
-            }
-            continue;
-        }
-        if line_start && c == b'#' {
-            preprocessor = true;
-        }
-        if c == b'\n' {
-            preprocessor = false;
-            line_start = true;
-        } else if !c.is_ascii_whitespace() {
-            line_start = false;
-        }
-        code.push(c);
-        shape.push(if preprocessor && c != b'\n' { b' ' } else { c });
-        i += 1;
-    }
-    // Drop the lines comments left blank, in both texts alike (they have equal lengths and
-    // the same line breaks).
-    let code = String::from_utf8_lossy(&code).into_owned();
-    let shape = String::from_utf8_lossy(&shape).into_owned();
-    let (mut kept_code, mut kept_shape) = (String::new(), String::new());
-    for (c, s) in code.split('\n').zip(shape.split('\n')) {
-        if c.trim().is_empty() {
-            continue;
-        }
-        kept_code.push_str(c.trim_end());
-        kept_code.push('\n');
-        kept_shape.push_str(&s[..c.trim_end().len().min(s.len())]);
-        kept_shape.push('\n');
-    }
-    (kept_code, kept_shape)
-}
-
-/// Byte spans (header start, closing brace) of function definitions whose enclosing braces
-/// are all namespaces (not classes or other functions), found on the blanked text.
-fn function_spans(shape: &str) -> Vec<(usize, usize)> {
-    #[derive(PartialEq)]
-    enum Brace {
-        Namespace,
-        Function(usize),
-        Other,
-    }
-    let b = shape.as_bytes();
-    let mut stack: Vec<Brace> = Vec::new();
-    let mut boundary = 0;
-    let mut spans = Vec::new();
-    for (i, &c) in b.iter().enumerate() {
-        match c {
-            b';' => boundary = i + 1,
-            b'{' => {
-                let head = shape[boundary..i].trim();
-                let head_start = i - shape[boundary..i].trim_start().len();
-                let at_namespace_level = stack.iter().all(|s| *s == Brace::Namespace);
-                let kind = if head.starts_with("namespace") || head.starts_with("extern \"C\"") {
-                    Brace::Namespace
-                } else if at_namespace_level && looks_like_function(head) {
-                    Brace::Function(head_start)
-                } else {
-                    Brace::Other
-                };
-                stack.push(kind);
-                boundary = i + 1;
-            }
-            b'}' => {
-                if let Some(Brace::Function(start)) = stack.pop() {
-                    spans.push((start, i));
-                }
-                boundary = i + 1;
-            }
-            _ => {}
-        }
-    }
-    spans
-}
-
-/// Whether the text before a `{` is a function's head: a parameter list closed before any
-/// trailing qualifiers, not a control statement, class, initializer or lambda.
-fn looks_like_function(head: &str) -> bool {
-    let Some(open) = head.find('(') else {
-        return false;
-    };
-    let first = head.split_whitespace().next().unwrap_or("");
-    let control = [
-        "if", "for", "while", "switch", "catch", "do", "else", "return", "struct", "class",
-        "union", "enum", "typedef", "using",
-    ];
-    let tail = head[head.rfind(')').unwrap_or(0) + 1..].trim();
-    let tail_ok = tail.is_empty()
-        || tail
-            .split_whitespace()
-            .all(|w| ["const", "noexcept", "override", "final"].contains(&w))
-        || tail.starts_with("->");
-    !control.contains(&first)
-        && !head[..open].contains('=')
-        && !head.contains("[]")
-        && head.contains(')')
-        && tail_ok
-}
-
-/// Removes the indentation every non-empty line shares.
-fn dedent(text: &str) -> String {
-    let indent = text
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| l.len() - l.trim_start().len())
-        .min()
-        .unwrap_or(0);
-    let mut out = String::new();
-    for line in text.lines() {
-        out.push_str(line.get(indent..).unwrap_or(line.trim_start()));
-        out.push('\n');
-    }
-    out.trim_end().to_string()
 }

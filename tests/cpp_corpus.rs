@@ -378,6 +378,13 @@ fn tricky_cases() {
         "template <typename T> T sq(T x) { return x * x; }",
         "typedef long long ll; using pii = pair<int, int>;",
         "int x;;\nstruct S { int a;; };",
+        // Forms TheAlgorithms/C-Plus-Plus uses (tests/cpp_gpp.rs holds the grammar to it).
+        "template <typename T, size_t N> void show(T (&arr)[N]) { show(arr, N); }",
+        "void f(int (*rows)[4], int n);",
+        "template <typename T> T g(const vector<T> &v) { for (typename std::vector<T>::const_iterator it = v.begin(); it != v.end(); ++it) {} return 0; }",
+        "bool big() { union { int i; char c[4]; } u = {1}; return u.c[0] == 1; }",
+        "union U { int i; float f; }; union U u;",
+        "#include <omp.h>\nint main() { }",
         "",
     ];
     for src in good {
@@ -410,6 +417,11 @@ fn tricky_cases() {
         "#include<>\nint main() { }",
         "#include<stdio.h#include#. namespace>\nint main() { }",
         "#include<boost/any.hpp>\nint main() { }",
+        "#include<omp>\nint main() { }",
+        "void f() { #include <omp.h>\n }",
+        // A union has no base, and is no template parameter's key.
+        "union U : V { int i; };",
+        "template <union T> void f();",
         "int x; #include<vector>\nint main() { }",
         "int x; /* a\n */ #pragma once\nint main() { }",
         "int a[3][;",

@@ -78,10 +78,37 @@ fn cpp_output_parses_with_tree_sitter() {
     parser
         .set_language(&tree_sitter_cpp::LANGUAGE.into())
         .unwrap();
-    for o in generate(&["--grammar", "cpp", "-n", "1", "--seed", "3"]) {
+    // The model's task: a function's body after its declaration, which the grammar reads too.
+    let declaration = "#include <vector>\nusing namespace std;\nint count_even(vector<int> v) {\n";
+    for o in generate(&[
+        "--grammar",
+        "cpp",
+        "--prefix",
+        declaration,
+        "-n",
+        "1",
+        "--seed",
+        "3",
+    ]) {
+        assert!(text(&o).starts_with(declaration), "{}", text(&o));
+        assert_eq!(o["valid"], true, "{o}");
         let tree = parser.parse(text(&o), None).unwrap();
         assert!(!tree.root_node().has_error(), "{}", text(&o));
     }
+}
+
+#[test]
+fn a_prefix_no_program_starts_with_is_named() {
+    let run = Command::new(env!("CARGO_BIN_EXE_lacuna"))
+        .args(["generate", "--grammar", "cpp", "--prefix", "int f() }"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(!run.status.success());
+    assert!(
+        stderr.contains("--prefix") && stderr.contains("int f() }"),
+        "{stderr}"
+    );
 }
 
 #[test]

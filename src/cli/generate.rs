@@ -83,6 +83,12 @@ pub struct GenerateArgs {
     /// Start of the answer, after the prompt (e.g. "```json\n").
     #[arg(long, default_value = "", value_parser = Utf8Arg)]
     prefill: String,
+    /// Fixed start of the output, which the grammar reads together with what the model
+    /// writes: a C++ function's declaration up to its body's `{`, which the embedded model's
+    /// `cpp` task answers with the body. The model sees it after the prompt (and --prefill);
+    /// it is printed with the output.
+    #[arg(long, default_value = "", value_parser = Utf8Arg)]
+    prefix: String,
     /// LLaDA: classifier-free guidance scale.
     #[arg(long, default_value_t = 0.0)]
     cfg_scale: f64,
@@ -156,7 +162,10 @@ impl ConstraintMode {
 
 /// What the run settled on, from the arguments and the model's card.
 struct Plan {
+    /// The prompt's ids, ending with the prefix's.
     prompt: Vec<u32>,
+    /// The ids of --prefix, encoded on its own (as the model was taught a declaration).
+    prefix: Vec<u32>,
     length: usize,
     steps: usize,
     block: usize,
@@ -198,7 +207,8 @@ pub fn run(args: GenerateArgs) -> Result<bool, String> {
         options.stop_when_settled = true;
         let out = match checker.as_mut() {
             Some(c) if masking => {
-                let mut constraint = MaskConstraint::new(c, plan.length).map_err(s)?;
+                let mut constraint = MaskConstraint::with_prefix(c, &plan.prefix, plan.length)
+                    .map_err(|e| format!("--prefix: {e}"))?;
                 if args.constraint == ConstraintMode::MaskLazy {
                     constraint = constraint.lazy();
                 }
@@ -211,7 +221,8 @@ pub fn run(args: GenerateArgs) -> Result<bool, String> {
                 )
             }
             Some(c) if !args.unconstrained => {
-                let mut constraint = Constraint::new(c, &table, plan.length);
+                let mut constraint =
+                    Constraint::with_prefix(c, &table, args.prefix.as_bytes(), plan.length);
                 generate(
                     model,
                     sampler.as_mut(),
@@ -234,7 +245,10 @@ pub fn run(args: GenerateArgs) -> Result<bool, String> {
         // One failed output (a completion over budget, say) is reported in its record and the
         // run goes on; the exit status says that one failed.
         let line = match out {
-            Ok(out) => {
+            Ok(mut out) => {
+                if !args.prefix.is_empty() {
+                    out.text.splice(0..0, args.prefix.bytes());
+                }
                 let valid = checker.as_mut().map(|c| c.accepts(&out.text));
                 render(&args, i, seed, &out, valid)
             }
@@ -311,7 +325,12 @@ fn plan(args: &GenerateArgs, loaded: &LoadedModel) -> Result<Plan, String> {
     } else {
         format!("{prompt_text}{}", args.prefill)
     };
-    let prompt = loaded.tokens.encode(&text).map_err(|e| e.to_string())?;
+    let mut prompt = loaded.tokens.encode(&text).map_err(|e| e.to_string())?;
+    let prefix = loaded
+        .tokens
+        .encode(&args.prefix)
+        .map_err(|e| format!("--prefix: {e}"))?;
+    prompt.extend_from_slice(&prefix);
     let length = args.length.or(task.map(|(_, l)| l)).unwrap_or(128);
     if length == 0 {
         return Err("--length must be positive".into());
@@ -339,6 +358,7 @@ fn plan(args: &GenerateArgs, loaded: &LoadedModel) -> Result<Plan, String> {
         .unwrap_or(if loaded.card.is_some() { 1.0 } else { 0.0 });
     Ok(Plan {
         prompt,
+        prefix,
         length,
         steps,
         block,

@@ -98,7 +98,10 @@ pub fn smiles_prompt() -> String {
     "SMILES:\n".to_string()
 }
 
-/// The prompt of a C++ program.
+/// The head of a C++ task's prompt. The embedded model was taught functions: this, then a
+/// declaration up to the body's `{` (includes and signature), and the body as its answer; the
+/// declaration is the output's fixed prefix (`lacuna generate --prefix`), which the grammar
+/// reads with the body.
 pub fn cpp_prompt() -> String {
     "C++:\n".to_string()
 }

@@ -4,6 +4,8 @@
 
 #![allow(dead_code)]
 
+pub mod cpp_functions;
+
 use std::io::{BufRead, BufReader, Read};
 
 use flate2::read::GzDecoder;
@@ -210,4 +212,21 @@ pub fn gpp_accepts(src: &str) -> std::io::Result<bool> {
     let wrote = child.stdin.take().map(|mut i| i.write_all(src.as_bytes()));
     let status = child.wait()?;
     Ok(matches!(wrote, Some(Ok(()))) && status.success())
+}
+
+/// [`gpp_accepts`] for each source, in order, on as many threads as there are cores; an error
+/// when g++ cannot be run.
+pub fn gpp_verdicts(sources: &[String]) -> std::io::Result<Vec<bool>> {
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let chunk = sources.len().div_ceil(threads).max(1);
+    std::thread::scope(|s| {
+        let parts: Vec<_> = sources
+            .chunks(chunk)
+            .map(|part| s.spawn(move || part.iter().map(|p| gpp_accepts(p)).collect::<Vec<_>>()))
+            .collect();
+        parts
+            .into_iter()
+            .flat_map(|h| h.join().expect("a g++ thread"))
+            .collect()
+    })
 }
