@@ -385,6 +385,7 @@ fn tricky_cases() {
         "bool big() { union { int i; char c[4]; } u = {1}; return u.c[0] == 1; }",
         "union U { int i; float f; }; union U u;",
         "#include <omp.h>\nint main() { }",
+        "const char *msg() {\n#define MAX_SIZE 50\n    static char m[MAX_SIZE];\n    return m;\n}",
         "",
     ];
     for src in good {
