@@ -98,6 +98,32 @@ fn cpp_output_parses_with_tree_sitter() {
 }
 
 #[test]
+fn a_prefix_starts_every_output_in_every_mode() {
+    for mode in ["mask-lazy", "mask", "reject"] {
+        for o in generate(&[
+            "--grammar",
+            "smiles",
+            "--prefix",
+            "CC(",
+            "--constraint",
+            mode,
+            "-n",
+            "2",
+        ]) {
+            assert!(text(&o).starts_with("CC("), "{mode}: {o}");
+            assert_eq!(o["valid"], true, "{mode}: {o}");
+            let mut builder = purr::graph::Builder::new();
+            let read = purr::read::read(text(&o), &mut builder, None);
+            assert!(
+                read.is_ok(),
+                "{mode}: purr refuses {:?}: {read:?}",
+                text(&o)
+            );
+        }
+    }
+}
+
+#[test]
 fn a_prefix_no_program_starts_with_is_named() {
     let run = Command::new(env!("CARGO_BIN_EXE_lacuna"))
         .args(["generate", "--grammar", "cpp", "--prefix", "int f() }"])
