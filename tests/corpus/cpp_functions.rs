@@ -6,20 +6,10 @@
 //! Found with a brace scan over the text with comments, literals and directives blanked, not a
 //! parser: a function is a `{ ... }` at namespace level whose head looks like a signature.
 
-use std::io::Read;
-
 /// The files' texts, in the data set's order.
 pub fn algorithms_files() -> Vec<String> {
-    let gz = std::fs::read(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/data/cpp_algorithms.jsonl.gz"
-    ))
-    .expect("tests/data/cpp_algorithms.jsonl.gz");
-    let mut text = String::new();
-    flate2::read::GzDecoder::new(&gz[..])
-        .read_to_string(&mut text)
-        .expect("gzip");
-    text.lines()
+    super::lines(include_bytes!("../data/cpp_algorithms.jsonl.gz"))
+        .iter()
         .map(|line| {
             let file: serde_json::Value = serde_json::from_str(line).expect("a JSON line");
             file["text"].as_str().expect("text").to_string()
@@ -28,7 +18,7 @@ pub fn algorithms_files() -> Vec<String> {
 }
 
 /// The shortest function taken (bytes).
-pub const MIN_FUNCTION: usize = 60;
+const MIN_FUNCTION: usize = 60;
 
 /// The namespace-level functions of a C++ file, each as a small program: the file's system
 /// `#include`s (and `using namespace std;` where the file has it), then the function,
