@@ -4,6 +4,9 @@
 //! The automata mimic what the checker builds for a diffusion canvas: a chain of lexemes for the
 //! filled text, and hole states that loop on every lexeme where positions are still masked.
 //!
+//! `lexicon/…`: the lexer's DFA built by the lexicon's own subset construction and by
+//! regex-automata's, side by side.
+//!
 //! `decide/…`: the checks' search (`checks`: bottom-up, then with top-down prediction, then
 //! bottom-up again), prediction alone and the plain bottom-up search, on the same automata: the JSON ones above and JsonSchemaStore's `detekt-1.22.0.json` schema
 //! (24,708 nonterminals, most of them objects whose members come in any order) on its
@@ -16,8 +19,39 @@ use lacuna::canvas::HoleyText;
 use lacuna::grammar::schema::{compile, SchemaOptions};
 use lacuna::grammar::{lark, spec, Grammar, NormalGrammar, Pattern, TerminalId};
 use lacuna::internals::{
-    Edge, HoleyLexer, LexLimits, LexemeDfa, Searcher, Verdict, DEFAULT_BUDGET,
+    Edge, HoleyLexer, LexLimits, LexemeDfa, Lexicon, Searcher, Verdict, DEFAULT_BUDGET,
 };
+
+/// The lexer's DFA: the lexicon's own subset construction against regex-automata's dense
+/// determinizer on the same NFA's patterns, for the shipped grammars and two JSON Schemas (a
+/// BFCL function call of a dozen terminals, JsonSchemaStore's `bower.json` of 41).
+fn lexicon_benches(c: &mut Criterion) {
+    let mut grammars: Vec<(String, Grammar)> = spec::SHIPPED
+        .iter()
+        .map(|&(name, _)| (name.to_string(), spec::load(name).unwrap()))
+        .collect();
+    for (name, schema) in [
+        ("schema_bfcl", BFCL_SCHEMA),
+        ("schema_bower", include_str!("data/bower.schema.json")),
+    ] {
+        let value: serde_json::Value = serde_json::from_str(schema).unwrap();
+        let compiled = compile(&value, &SchemaOptions::default()).unwrap();
+        grammars.push((name.to_string(), compiled.grammar));
+    }
+    let mut group = c.benchmark_group("lexicon");
+    for (name, g) in &grammars {
+        group.bench_with_input(BenchmarkId::new("lacuna", name), g, |b, g| {
+            b.iter(|| Lexicon::new(black_box(g)).unwrap())
+        });
+        group.bench_with_input(BenchmarkId::new("regex_automata", name), g, |b, g| {
+            b.iter(|| Lexicon::new_with_regex_automata(black_box(g)))
+        });
+    }
+    group.finish();
+}
+
+/// MaskBench's `BFCL_simple_44.json`.
+const BFCL_SCHEMA: &str = r#"{"type": "object", "properties": {"calculate_electric_field_strength": {"type": "object", "properties": {"charge": {"type": "number"}, "distance": {"type": "integer"}, "medium": {"type": "string"}}, "required": ["charge", "distance"], "additionalProperties": false}}, "required": ["calculate_electric_field_strength"], "additionalProperties": false}"#;
 
 fn grammar_benches(c: &mut Criterion) {
     for &(name, text) in spec::SHIPPED {
@@ -254,5 +288,11 @@ fn decide_benches(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, grammar_benches, emptiness_benches, decide_benches);
+criterion_group!(
+    benches,
+    lexicon_benches,
+    grammar_benches,
+    emptiness_benches,
+    decide_benches
+);
 criterion_main!(benches);

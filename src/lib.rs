@@ -113,4 +113,5 @@ pub mod vocab;
 pub mod internals {
     pub use crate::holey::{HoleyLexer, LexLimits};
     pub use crate::intersect::{Edge, LexemeDfa, Searcher, Verdict, DEFAULT_BUDGET};
+    pub use crate::lexicon::Lexicon;
 }

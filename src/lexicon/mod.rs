@@ -8,10 +8,13 @@
 //! several patterns still tie, each is a possible lexeme, and the checker accepts any of them
 //! that parses. A winning `%ignore` pattern yields [`Lexeme::Skip`].
 //!
-//! The DFA is built with regex-automata (anchored, all matches), then re-tabulated over its byte
-//! classes into a dense table owned here, with the winners of each state precomputed. That table
-//! is what the canvas lexer steps through, byte by byte, for every check.
+//! regex-automata parses the patterns and compiles them into one Thompson NFA; the subset
+//! construction into a dense table over the NFA's byte classes (anchored, every match, the
+//! winners of each state precomputed) is this module's own (`determinize.rs`, which says why),
+//! with regex-automata's determinizer as the fallback for look-around. That table is what the
+//! canvas lexer steps through, byte by byte, for every check.
 
+mod determinize;
 mod table;
 
 pub use table::{Lexicon, LexiconError, StateId, DEAD};

@@ -1,12 +1,13 @@
 //! The dense lexer table: states × byte classes, with each state's winning lexemes.
 
 use regex_automata::dfa::{dense, Automaton, StartKind};
-use regex_automata::nfa::thompson;
+use regex_automata::nfa::thompson::{self, WhichCaptures};
 use regex_automata::util::{start, syntax};
 use regex_automata::{Anchored, MatchKind};
 use smallvec::SmallVec;
 use thiserror::Error;
 
+use super::determinize::{determinize, Determinized};
 use super::Lexeme;
 use crate::grammar::automaton_size::{pattern_dfa_config, pattern_nfa_config};
 use crate::grammar::{Grammar, Symbol, TerminalId, MAX_DFA_BYTES, MAX_PATTERN_NFA_BYTES};
@@ -75,6 +76,25 @@ impl Lexicon {
             return Err(LexiconError::NoTerminals);
         }
         let regexes: Vec<&str> = entries.iter().map(|e| e.regex.as_str()).collect();
+        let nfa = thompson::Compiler::new()
+            .syntax(syntax::Config::new())
+            .configure(
+                thompson::Config::new()
+                    .nfa_size_limit(Some(NFA_SIZE_LIMIT))
+                    .which_captures(WhichCaptures::None),
+            )
+            .build_many(&regexes)
+            .map_err(|e| {
+                if e.size_limit().is_some() {
+                    too_large(g, &entries)
+                } else {
+                    LexiconError::Build(e.to_string())
+                }
+            })?;
+        if let Some(d) = determinize(&nfa, DFA_SIZE_LIMIT) {
+            return Ok(from_determinized(d, &entries));
+        }
+        // Look-around, or past this construction's limit: regex-automata's determinizer.
         let dfa = dense::Builder::new()
             .configure(
                 dense::DFA::config()
@@ -83,11 +103,8 @@ impl Lexicon {
                     .dfa_size_limit(Some(DFA_SIZE_LIMIT))
                     .determinize_size_limit(Some(DFA_SIZE_LIMIT)),
             )
-            .syntax(syntax::Config::new())
-            .thompson(thompson::Config::new().nfa_size_limit(Some(NFA_SIZE_LIMIT)))
-            .build_many(&regexes)
+            .build_from_nfa(&nfa)
             .map_err(|e| {
-                // An NFA over its limit is an error of kind NFA, not a size limit.
                 if e.is_size_limit_exceeded() || e.to_string().contains("size limit") {
                     too_large(g, &entries)
                 } else {
@@ -100,28 +117,55 @@ impl Lexicon {
         Ok(tabulate(&dfa, start, &entries))
     }
 
+    /// The lexicon as regex-automata's dense determinizer builds it (no limits: for tests and
+    /// benchmarks), which the tests hold [`Lexicon::new`] to and the benchmarks time it against.
+    #[cfg(any(test, feature = "internals"))]
+    pub fn new_with_regex_automata(g: &Grammar) -> Lexicon {
+        let entries = entries(g);
+        let regexes: Vec<&str> = entries.iter().map(|e| e.regex.as_str()).collect();
+        let dfa = dense::Builder::new()
+            .configure(
+                dense::DFA::config()
+                    .match_kind(MatchKind::All)
+                    .start_kind(StartKind::Anchored),
+            )
+            .syntax(syntax::Config::new())
+            .build_many(&regexes)
+            .unwrap();
+        let start = dfa
+            .start_state(&start::Config::new().anchored(Anchored::Yes))
+            .unwrap();
+        tabulate(&dfa, start, &entries)
+    }
+
+    /// The state before any byte.
     pub fn start(&self) -> StateId {
         self.start
     }
 
+    /// The number of states, [`DEAD`] included.
     pub fn num_states(&self) -> usize {
         self.winners.len()
     }
 
+    /// The number of byte classes (bytes no pattern tells apart share one).
     pub fn num_classes(&self) -> usize {
         self.num_classes
     }
 
+    /// The class of `byte`.
     #[inline]
     pub fn class_of(&self, byte: u8) -> usize {
         self.classes[byte as usize] as usize
     }
 
+    /// The state after `byte` from `s`.
     #[inline]
     pub fn next(&self, s: StateId, byte: u8) -> StateId {
         self.trans[s as usize * self.num_classes + self.classes[byte as usize] as usize]
     }
 
+    /// The state after any byte of `class` from `s`.
     #[inline]
     pub fn next_class(&self, s: StateId, class: usize) -> StateId {
         self.trans[s as usize * self.num_classes + class]
@@ -308,14 +352,19 @@ fn winners_at(
     if !dfa.is_match_state(eoi) {
         return SmallVec::new();
     }
-    let matched: Vec<&Entry> = (0..dfa.match_len(eoi))
-        .map(|i| &entries[dfa.match_pattern(eoi, i).as_usize()])
-        .collect();
-    let best = matched
-        .iter()
-        .map(|e| e.rank)
-        .max()
-        .expect("a match state matches");
+    winners_of(
+        (0..dfa.match_len(eoi)).map(|i| dfa.match_pattern(eoi, i).as_usize()),
+        entries,
+    )
+}
+
+/// The winning lexemes among the patterns (indices into `entries`) matching the same text:
+/// those of the highest rank.
+fn winners_of(patterns: impl Iterator<Item = usize>, entries: &[Entry]) -> SmallVec<[Lexeme; 2]> {
+    let matched: Vec<&Entry> = patterns.map(|p| &entries[p]).collect();
+    let Some(best) = matched.iter().map(|e| e.rank).max() else {
+        return SmallVec::new();
+    };
     let mut w: SmallVec<[Lexeme; 2]> = matched
         .iter()
         .filter(|e| e.rank == best)
@@ -324,6 +373,24 @@ fn winners_at(
     w.sort();
     w.dedup();
     w
+}
+
+/// The lexicon of the table [`determinize`] built.
+fn from_determinized(d: Determinized, entries: &[Entry]) -> Lexicon {
+    let winners: Vec<SmallVec<[Lexeme; 2]>> = d
+        .matches
+        .iter()
+        .map(|m| winners_of(m.iter().map(|&p| p as usize), entries))
+        .collect();
+    let extendable = extendable(&d.trans, d.num_classes, &winners);
+    Lexicon {
+        classes: d.classes,
+        num_classes: d.num_classes,
+        trans: d.trans,
+        winners,
+        extendable,
+        start: 1,
+    }
 }
 
 /// `extendable[s]`: some successor of `s` reaches a state with winners.

@@ -1,0 +1,321 @@
+//! The subset construction of the lexer's DFA, straight from regex-automata's Thompson NFA
+//! into the lexicon's dense table.
+//!
+//! Why by hand: regex-automata's dense determinizer is general (look-around, unanchored and
+//! per-pattern starts, leftmost match semantics, quit bytes) and pays for it per transition;
+//! on a JSON Schema's dozen terminals it took 0.8–0.9 ms of the 1.4 ms a checker costs to
+//! build, the single largest share (`cargo run --release --example schema_compile`). The lexer
+//! needs much less: anchored starts, every match (`MatchKind::All`), no look-around. So this
+//! module determinizes exactly that case — a DFA state is the set of the NFA's byte-consuming
+//! and match states reached, as regex-automata's own representation keeps them, so the two
+//! constructions give the same states — and [`determinize`] answers `None` for anything else
+//! (an NFA with look-around, or a DFA past its size limit), which the caller then builds with
+//! regex-automata as before. `tests` hold the two to the same table on the shipped grammars
+//! and on generated ones.
+
+use hashbrown::HashMap;
+use regex_automata::nfa::thompson::{State, NFA};
+use regex_automata::util::primitives::StateID as NfaStateId;
+
+use super::table::{StateId, DEAD};
+
+/// The lexer DFA as the lexicon tabulates it: state 0 dead, state 1 the start, states
+/// numbered in the order a breadth-first walk over the byte classes first meets them.
+pub(super) struct Determinized {
+    /// `classes[b]`: the class of byte `b`; classes are contiguous byte ranges, in order.
+    pub classes: [u8; 256],
+    pub num_classes: usize,
+    /// `trans[s * num_classes + c]`.
+    pub trans: Vec<StateId>,
+    /// For each state, the patterns (indices into the NFA's patterns) that match the text read
+    /// so far, ascending.
+    pub matches: Vec<Vec<u32>>,
+}
+
+/// Bytes of table and state sets beyond which [`determinize`] gives up (and regex-automata,
+/// under its own limits, builds the DFA or names what is too large).
+pub(super) fn determinize(nfa: &NFA, size_limit: usize) -> Option<Determinized> {
+    if !nfa.look_set_any().is_empty() {
+        return None;
+    }
+    let states = nfa.states();
+    let bc = nfa.byte_classes();
+    let mut classes = [0u8; 256];
+    for b in 0..=255u8 {
+        classes[b as usize] = bc.get(b);
+    }
+    let num_classes = bc.alphabet_len() - 1; // the last class is end-of-input
+    let mut closure = Closure::new(states.len());
+    let mut ids: HashMap<Box<[u32]>, StateId> = HashMap::new();
+    let mut sets: Vec<Box<[u32]>> = vec![Box::new([])];
+    let mut bytes = 0usize;
+
+    let start: Box<[u32]> = closure.of(states, [nfa.start_anchored()].into_iter())?;
+    ids.insert(start.clone(), 1);
+    bytes += start.len() * 4;
+    sets.push(start);
+    let mut trans = vec![DEAD; 2 * num_classes];
+    // For each class, the NFA states its byte leads to from the current DFA state.
+    let mut targets: Vec<Vec<NfaStateId>> = vec![Vec::new(); num_classes];
+    let mut i = 1;
+    while i < sets.len() {
+        targets.iter_mut().for_each(Vec::clear);
+        for &s in sets[i].iter() {
+            let mut add = |lo: u8, hi: u8, next: NfaStateId| {
+                for c in classes[lo as usize]..=classes[hi as usize] {
+                    targets[c as usize].push(next);
+                }
+            };
+            match &states[s as usize] {
+                State::ByteRange { trans } => add(trans.start, trans.end, trans.next),
+                State::Sparse(sparse) => {
+                    for t in sparse.transitions.iter() {
+                        add(t.start, t.end, t.next);
+                    }
+                }
+                State::Dense(dense) => {
+                    for (b, &next) in dense.transitions.iter().enumerate() {
+                        if next != NfaStateId::ZERO {
+                            add(b as u8, b as u8, next);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        // Adjacent classes often lead to the same NFA states (a range spans several classes):
+        // their closure is computed once.
+        let mut previous: Option<(usize, StateId)> = None;
+        for c in 0..num_classes {
+            if targets[c].is_empty() {
+                continue;
+            }
+            if let Some((p, id)) = previous {
+                if targets[p] == targets[c] {
+                    trans[i * num_classes + c] = id;
+                    continue;
+                }
+            }
+            let set = closure.of(states, targets[c].iter().copied())?;
+            if set.is_empty() {
+                previous = Some((c, DEAD));
+                continue;
+            }
+            let next = match ids.get(&set) {
+                Some(&id) => id,
+                None => {
+                    let id = sets.len() as StateId;
+                    bytes += set.len() * 4 + num_classes * 4 + 48;
+                    if bytes > size_limit {
+                        return None;
+                    }
+                    ids.insert(set.clone(), id);
+                    sets.push(set);
+                    trans.extend(std::iter::repeat_n(DEAD, num_classes));
+                    id
+                }
+            };
+            trans[i * num_classes + c] = next;
+            previous = Some((c, next));
+        }
+        i += 1;
+    }
+    let matches = sets
+        .iter()
+        .map(|set| {
+            let mut m: Vec<u32> = set
+                .iter()
+                .filter_map(|&s| match states[s as usize] {
+                    State::Match { pattern_id } => Some(pattern_id.as_u32()),
+                    _ => None,
+                })
+                .collect();
+            m.sort_unstable();
+            m.dedup();
+            m
+        })
+        .collect();
+    Some(Determinized {
+        classes,
+        num_classes,
+        trans,
+        matches,
+    })
+}
+
+/// Epsilon closures, with the scratch space reused from one to the next.
+struct Closure {
+    /// `seen[s] == stamp`: state `s` is in the closure being built.
+    seen: Vec<u32>,
+    stamp: u32,
+    stack: Vec<NfaStateId>,
+    out: Vec<u32>,
+}
+
+impl Closure {
+    fn new(num_states: usize) -> Closure {
+        Closure {
+            seen: vec![0; num_states],
+            stamp: 0,
+            stack: Vec::new(),
+            out: Vec::new(),
+        }
+    }
+
+    /// The byte-consuming and match states reachable from `from` by epsilon moves, ascending
+    /// (a set's canonical form). `None` on a look-around state, which this construction does
+    /// not handle.
+    fn of(
+        &mut self,
+        states: &[State],
+        from: impl Iterator<Item = NfaStateId>,
+    ) -> Option<Box<[u32]>> {
+        self.stamp += 1;
+        if self.stamp == u32::MAX {
+            self.seen.iter_mut().for_each(|x| *x = 0);
+            self.stamp = 1;
+        }
+        self.out.clear();
+        self.stack.extend(from);
+        while let Some(s) = self.stack.pop() {
+            let i = s.as_usize();
+            if self.seen[i] == self.stamp {
+                continue;
+            }
+            self.seen[i] = self.stamp;
+            match &states[i] {
+                State::ByteRange { .. }
+                | State::Sparse(_)
+                | State::Dense(_)
+                | State::Match { .. } => self.out.push(s.as_u32()),
+                State::Union { alternates } => self.stack.extend(alternates.iter().rev()),
+                State::BinaryUnion { alt1, alt2 } => {
+                    self.stack.push(*alt2);
+                    self.stack.push(*alt1);
+                }
+                State::Capture { next, .. } => self.stack.push(*next),
+                State::Fail => {}
+                State::Look { .. } => {
+                    self.stack.clear();
+                    return None;
+                }
+            }
+        }
+        self.out.sort_unstable();
+        Some(self.out.as_slice().into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use crate::grammar::{lark, schema, spec, Grammar};
+    use crate::lexicon::{Lexicon, DEAD};
+
+    /// Walks the two DFAs in step from their starts over every byte: each pair of states
+    /// reached must agree on its winners, on whether it can be extended, and on death. This is
+    /// equality of the two lexers on every input, not on samples. (regex-automata reports a
+    /// match one byte late, so its DFA keeps a state with no winners and no future after a
+    /// match, where this construction is dead already: the two are the same to a lexer.)
+    fn assert_same_lexer(g: &Grammar) {
+        let ours = Lexicon::new(g).unwrap();
+        let reference = Lexicon::new_with_regex_automata(g);
+        assert!(ours.num_states() <= reference.num_states());
+        let mut seen = hashbrown::HashSet::new();
+        let mut stack = vec![(ours.start(), reference.start())];
+        seen.insert(stack[0]);
+        while let Some((x, y)) = stack.pop() {
+            assert_eq!(ours.winners(x), reference.winners(y));
+            assert_eq!(ours.extendable(x), reference.extendable(y));
+            for b in 0..=255u8 {
+                let (nx, ny) = (ours.next(x, b), reference.next(y, b));
+                let reference_dead =
+                    ny == DEAD || (reference.winners(ny).is_empty() && !reference.extendable(ny));
+                assert_eq!(nx == DEAD, reference_dead, "byte {b:#x}");
+                if !reference_dead && seen.insert((nx, ny)) {
+                    stack.push((nx, ny));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_shipped_grammars_lex_as_with_regex_automata() {
+        for (name, _) in spec::SHIPPED {
+            assert_same_lexer(&spec::load(name).unwrap());
+        }
+    }
+
+    #[test]
+    fn schema_grammars_lex_as_with_regex_automata() {
+        let schemas = [
+            r#"{"type": "object", "properties": {"name": {"type": "string", "maxLength": 40},
+                "when": {"type": "string", "format": "date-time"},
+                "id": {"type": "string", "pattern": "^[A-Z]{2}-[0-9]+$"},
+                "tag": {"enum": ["a", "é", "a\"b", 3, null]},
+                "n": {"type": "integer", "minimum": -5, "maximum": 300},
+                "x": {"type": "number"}}, "required": ["name"]}"#,
+            r#"{"type": "array", "items": {"type": "string", "pattern": "ü+|\\d{2,3}"}}"#,
+            r#"{"type": "string", "format": "email"}"#,
+        ];
+        for s in schemas {
+            let v: serde_json::Value = serde_json::from_str(s).unwrap();
+            let c = schema::compile(&v, &schema::SchemaOptions::default()).unwrap();
+            assert_same_lexer(&c.grammar);
+        }
+    }
+
+    /// A regex over a small alphabet of ASCII, multi-byte and class atoms.
+    fn regex() -> impl Strategy<Value = String> {
+        let atom = prop_oneof![
+            Just("a".to_string()),
+            Just("b".to_string()),
+            Just("é".to_string()),
+            Just("[a-c]".to_string()),
+            Just("[^a]".to_string()),
+            Just("\\w".to_string()),
+            Just("ab".to_string()),
+        ];
+        atom.prop_recursive(4, 16, 3, |inner| {
+            prop_oneof![
+                (inner.clone(), inner.clone()).prop_map(|(x, y)| format!("{x}{y}")),
+                (inner.clone(), inner.clone()).prop_map(|(x, y)| format!("(?:{x}|{y})")),
+                inner.clone().prop_map(|x| format!("(?:{x})*")),
+                inner.clone().prop_map(|x| format!("(?:{x})?")),
+                (inner, 0..3u32, 0..3u32)
+                    .prop_map(|(x, lo, extra)| format!("(?:{x}){{{lo},{}}}", lo + extra)),
+            ]
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+        /// Random terminals (literals and regexes, some ignored, some of higher priority) lex
+        /// the same with either determinizer.
+        #[test]
+        fn random_terminals_lex_as_with_regex_automata(
+            regexes in prop::collection::vec(regex(), 1..5),
+            literal in "[ab]{1,3}",
+            ignore_first in any::<bool>(),
+            priority in 0..2i32,
+        ) {
+            let mut src = String::from("start: (L");
+            for i in 0..regexes.len() {
+                src.push_str(&format!(" | T{i}"));
+            }
+            src.push_str(")*\n");
+            src.push_str(&format!("L.{priority}: \"{literal}\"\n"));
+            for (i, r) in regexes.iter().enumerate() {
+                // A last atom keeps the terminal from matching the empty string.
+                src.push_str(&format!("T{i}: /(?:{r})(?:a|é|[b-d])/\n"));
+            }
+            if ignore_first {
+                src.push_str("WS: /[ ]+/\n%ignore WS\n");
+            }
+            // Each terminal ends with an atom, so none matches the empty string: every such
+            // grammar loads.
+            assert_same_lexer(&lark::parse(&src, "random").unwrap());
+        }
+    }
+}
