@@ -39,8 +39,9 @@ pub(super) struct Determinized {
     pub matches: Vec<Vec<u32>>,
 }
 
-/// Bytes of table and state sets beyond which [`determinize`] gives up (and regex-automata,
-/// under its own limits, builds the DFA or names what is too large).
+/// The lexer DFA of `nfa`, or `None` where this construction does not apply: an NFA with
+/// look-around, or more than `size_limit` bytes of table and state sets (regex-automata, under
+/// its own limits, then builds the DFA or names what is too large).
 pub(super) fn determinize(nfa: &NFA, size_limit: usize) -> Option<Determinized> {
     if !nfa.look_set_any().is_empty() {
         return None;
@@ -55,6 +56,7 @@ pub(super) fn determinize(nfa: &NFA, size_limit: usize) -> Option<Determinized> 
     let mut closure = Closure::new(states.len());
     let mut ids: HashMap<(bool, Box<[u32]>), StateId> = HashMap::new();
     let mut sets: Vec<Box<[u32]>> = vec![Box::new([])];
+    let mut matches: Vec<Vec<u32>> = vec![Vec::new()];
     let mut bytes = 0usize;
 
     let start: Box<[u32]> = closure.of(states, [nfa.start_anchored()].into_iter())?;
@@ -67,11 +69,10 @@ pub(super) fn determinize(nfa: &NFA, size_limit: usize) -> Option<Determinized> 
     let mut i = 1;
     while i < sets.len() {
         targets.iter_mut().for_each(Vec::clear);
+        matches.push(patterns_matched(states, &sets[i]));
         // Part of every successor's identity (see the module docs); an empty successor of a
         // matching set is kept too.
-        let source_matches = sets[i]
-            .iter()
-            .any(|&s| matches!(states[s as usize], State::Match { .. }));
+        let source_matches = !matches[i].is_empty();
         for &s in sets[i].iter() {
             let mut add = |lo: u8, hi: u8, next: NfaStateId| {
                 for c in classes[lo as usize]..=classes[hi as usize] {
@@ -133,27 +134,26 @@ pub(super) fn determinize(nfa: &NFA, size_limit: usize) -> Option<Determinized> 
         }
         i += 1;
     }
-    let matches = sets
-        .iter()
-        .map(|set| {
-            let mut m: Vec<u32> = set
-                .iter()
-                .filter_map(|&s| match states[s as usize] {
-                    State::Match { pattern_id } => Some(pattern_id.as_u32()),
-                    _ => None,
-                })
-                .collect();
-            m.sort_unstable();
-            m.dedup();
-            m
-        })
-        .collect();
     Some(Determinized {
         classes,
         num_classes,
         trans,
         matches,
     })
+}
+
+/// The patterns whose match state is in `set`, ascending.
+fn patterns_matched(states: &[State], set: &[u32]) -> Vec<u32> {
+    let mut m: Vec<u32> = set
+        .iter()
+        .filter_map(|&s| match states[s as usize] {
+            State::Match { pattern_id } => Some(pattern_id.as_u32()),
+            _ => None,
+        })
+        .collect();
+    m.sort_unstable();
+    m.dedup();
+    m
 }
 
 /// Epsilon closures, with the scratch space reused from one to the next.

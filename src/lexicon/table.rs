@@ -1,7 +1,7 @@
 //! The dense lexer table: states × byte classes, with each state's winning lexemes.
 
 use regex_automata::dfa::{dense, Automaton, StartKind};
-use regex_automata::nfa::thompson::{self, WhichCaptures};
+use regex_automata::nfa::thompson::{self, WhichCaptures, NFA};
 use regex_automata::util::{start, syntax};
 use regex_automata::{Anchored, MatchKind};
 use smallvec::SmallVec;
@@ -75,67 +75,22 @@ impl Lexicon {
         if entries.is_empty() {
             return Err(LexiconError::NoTerminals);
         }
-        let regexes: Vec<&str> = entries.iter().map(|e| e.regex.as_str()).collect();
-        let nfa = thompson::Compiler::new()
-            .syntax(syntax::Config::new())
-            .configure(
-                thompson::Config::new()
-                    .nfa_size_limit(Some(NFA_SIZE_LIMIT))
-                    .which_captures(WhichCaptures::None),
-            )
-            .build_many(&regexes)
-            .map_err(|e| {
-                if e.size_limit().is_some() {
-                    too_large(g, &entries)
-                } else {
-                    LexiconError::Build(e.to_string())
-                }
-            })?;
+        let nfa = terminals_nfa(g, &entries)?;
         if let Some(d) = determinize(&nfa, DFA_SIZE_LIMIT) {
             return Ok(from_determinized(d, &entries));
         }
         // Look-around, or past this construction's limit: regex-automata's determinizer.
-        let dfa = dense::Builder::new()
-            .configure(
-                dense::DFA::config()
-                    .match_kind(MatchKind::All)
-                    .start_kind(StartKind::Anchored)
-                    .dfa_size_limit(Some(DFA_SIZE_LIMIT))
-                    .determinize_size_limit(Some(DFA_SIZE_LIMIT)),
-            )
-            .build_from_nfa(&nfa)
-            .map_err(|e| {
-                if e.is_size_limit_exceeded() || e.to_string().contains("size limit") {
-                    too_large(g, &entries)
-                } else {
-                    LexiconError::Build(e.to_string())
-                }
-            })?;
-        let start = dfa
-            .start_state(&start::Config::new().anchored(Anchored::Yes))
-            .map_err(|e| LexiconError::Build(e.to_string()))?;
-        Ok(tabulate(&dfa, start, &entries))
+        with_regex_automata(g, &entries, &nfa, Some(DFA_SIZE_LIMIT))
     }
 
-    /// The lexicon as regex-automata's dense determinizer builds it (no limits: for tests and
-    /// benchmarks), which the tests hold [`Lexicon::new`] to and the benchmarks time it against.
+    /// The lexicon of the same NFA as regex-automata's dense determinizer builds it (no limits:
+    /// for tests and benchmarks), which the tests hold [`Lexicon::new`] to and the benchmarks
+    /// time it against.
     #[cfg(any(test, feature = "internals"))]
     pub fn new_with_regex_automata(g: &Grammar) -> Lexicon {
         let entries = entries(g);
-        let regexes: Vec<&str> = entries.iter().map(|e| e.regex.as_str()).collect();
-        let dfa = dense::Builder::new()
-            .configure(
-                dense::DFA::config()
-                    .match_kind(MatchKind::All)
-                    .start_kind(StartKind::Anchored),
-            )
-            .syntax(syntax::Config::new())
-            .build_many(&regexes)
-            .unwrap();
-        let start = dfa
-            .start_state(&start::Config::new().anchored(Anchored::Yes))
-            .unwrap();
-        tabulate(&dfa, start, &entries)
+        let nfa = terminals_nfa(g, &entries).unwrap();
+        with_regex_automata(g, &entries, &nfa, None).unwrap()
     }
 
     /// The state before any byte.
@@ -209,6 +164,57 @@ impl Lexicon {
         }
         Ok(out)
     }
+}
+
+/// One Thompson NFA of all of `entries`' patterns (pattern `i` is `entries[i]`), without
+/// captures, under [`NFA_SIZE_LIMIT`].
+fn terminals_nfa(g: &Grammar, entries: &[Entry]) -> Result<NFA, LexiconError> {
+    let regexes: Vec<&str> = entries.iter().map(|e| e.regex.as_str()).collect();
+    thompson::Compiler::new()
+        .syntax(syntax::Config::new())
+        .configure(
+            thompson::Config::new()
+                .nfa_size_limit(Some(NFA_SIZE_LIMIT))
+                .which_captures(WhichCaptures::None),
+        )
+        .build_many(&regexes)
+        .map_err(|e| {
+            if e.size_limit().is_some() {
+                too_large(g, entries)
+            } else {
+                LexiconError::Build(e.to_string())
+            }
+        })
+}
+
+/// The lexicon of `nfa` determinized by regex-automata, under `size_limit` bytes of DFA and of
+/// determinization memory where one is given.
+fn with_regex_automata(
+    g: &Grammar,
+    entries: &[Entry],
+    nfa: &NFA,
+    size_limit: Option<usize>,
+) -> Result<Lexicon, LexiconError> {
+    let dfa = dense::Builder::new()
+        .configure(
+            dense::DFA::config()
+                .match_kind(MatchKind::All)
+                .start_kind(StartKind::Anchored)
+                .dfa_size_limit(size_limit)
+                .determinize_size_limit(size_limit),
+        )
+        .build_from_nfa(nfa)
+        .map_err(|e| {
+            if e.is_size_limit_exceeded() {
+                too_large(g, entries)
+            } else {
+                LexiconError::Build(e.to_string())
+            }
+        })?;
+    let start = dfa
+        .start_state(&start::Config::new().anchored(Anchored::Yes))
+        .map_err(|e| LexiconError::Build(e.to_string()))?;
+    Ok(tabulate(&dfa, start, entries))
 }
 
 /// The lexer's patterns: terminals used by some rule, then ignored ones.
