@@ -7,6 +7,10 @@
 //! `lexicon/…`: the lexer's DFA built by the lexicon's own subset construction and by
 //! regex-automata's, side by side.
 //!
+//! `counted_strings/…`: a JSON string of at most N characters written out as a counted
+//! repetition (`"UNIT{0,N}"`) against the lexer's counting (`Pattern::JsonString`): building
+//! the checker, and checking a canvas whose hole is inside the string.
+//!
 //! `decide/…`: the checks' search (`checks`: bottom-up, then with top-down prediction, then
 //! bottom-up again), prediction alone and the plain bottom-up search, on the same automata: the JSON ones above and JsonSchemaStore's `detekt-1.22.0.json` schema
 //! (24,708 nonterminals, most of them objects whose members come in any order) on its
@@ -16,8 +20,11 @@ use std::io::Read;
 
 use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion};
 use lacuna::canvas::HoleyText;
+use lacuna::checker::Checker;
 use lacuna::grammar::schema::{compile, SchemaOptions};
-use lacuna::grammar::{lark, spec, Grammar, NormalGrammar, Pattern, TerminalId};
+use lacuna::grammar::{
+    lark, spec, Grammar, GrammarBuilder, NormalGrammar, Pattern, Symbol, TerminalId,
+};
 use lacuna::internals::{
     Edge, HoleyLexer, LexLimits, LexemeDfa, Lexicon, Searcher, Verdict, DEFAULT_BUDGET,
 };
@@ -46,6 +53,90 @@ fn lexicon_benches(c: &mut Criterion) {
         group.bench_with_input(BenchmarkId::new("regex_automata", name), g, |b, g| {
             b.iter(|| Lexicon::new_with_regex_automata(black_box(g)))
         });
+    }
+    group.finish();
+}
+
+/// `{"a": S, "b": ANY}` in JSON's lexing, where S is a string of at most `max` characters,
+/// counted or unrolled into a regex.
+fn bounded_string_grammar(max: u32, counted: bool) -> Grammar {
+    let mut b = GrammarBuilder::new();
+    let ws = b.terminal("WS", Pattern::Regex("[ \\t\\n\\r]+".into()), 0);
+    b.ignore(ws);
+    let counted_string = Pattern::JsonString {
+        min: 0,
+        max: Some(max),
+        regex: None,
+    };
+    let bounded = if counted {
+        counted_string
+    } else {
+        Pattern::Regex(counted_string.to_regex())
+    };
+    let s = b.terminal("S", bounded, 0);
+    let any = b.terminal(
+        "ANY",
+        Pattern::Regex(r#""([^"\\\x00-\x1f]|\\.)*""#.into()),
+        0,
+    );
+    let lit =
+        |b: &mut GrammarBuilder, t: &str| Symbol::T(b.terminal(t, Pattern::Literal(t.into()), 0));
+    let (open, close, comma, colon) = (
+        lit(&mut b, "{"),
+        lit(&mut b, "}"),
+        lit(&mut b, ","),
+        lit(&mut b, ":"),
+    );
+    let (ka, kb) = (lit(&mut b, "\"a\""), lit(&mut b, "\"b\""));
+    let start = b.nonterminal("start");
+    b.rule(
+        start,
+        vec![
+            open,
+            ka,
+            colon,
+            Symbol::T(s),
+            comma,
+            kb,
+            colon,
+            Symbol::T(any),
+            close,
+        ],
+    );
+    b.build(start).unwrap()
+}
+
+fn counted_strings_benches(c: &mut Criterion) {
+    let mut group = c.benchmark_group("counted_strings");
+    group.sample_size(20);
+    let canvas = HoleyText {
+        chunks: vec![
+            b"{\"a\": \"xxxx".to_vec(),
+            b"yyyy\", \"b\": \"z\"}".to_vec(),
+        ],
+    };
+    for max in [64, 256, 1024] {
+        for (name, counted) in [("unrolled", false), ("counted", true)] {
+            let g = bounded_string_grammar(max, counted);
+            group.bench_with_input(
+                BenchmarkId::new(format!("build_{name}"), max),
+                &g,
+                |b, g| b.iter(|| Checker::new(black_box(g.clone())).unwrap()),
+            );
+            let mut checker = Checker::new(g.clone()).unwrap();
+            assert!(
+                checker.check_text(&canvas).verdict == lacuna::checker::CheckVerdict::Completable
+            );
+            group.bench_function(
+                BenchmarkId::new(format!("hole_in_string_{name}"), max),
+                |b| {
+                    b.iter(|| {
+                        checker.forget_chunks();
+                        checker.check_text(black_box(&canvas))
+                    })
+                },
+            );
+        }
     }
     group.finish();
 }
@@ -291,6 +382,7 @@ fn decide_benches(c: &mut Criterion) {
 criterion_group!(
     benches,
     lexicon_benches,
+    counted_strings_benches,
     grammar_benches,
     emptiness_benches,
     decide_benches

@@ -66,7 +66,7 @@
 //! | | `$ref` / `allOf` expansions | 100,000 per schema |
 //! | | `allOf` merge depth, `oneOf`/`anyOf` alternatives | 32 / 256 |
 //! | | array positions written out (`minItems`, `prefixItems`) | 1,024 |
-//! | | string length bounds written out | 256 |
+//! | | string length bounds written out (larger ones, and any beside a `pattern` or `format`, are counted by the lexer, up to 2³⁰) | 256 |
 //! | | grammar rules | 200,000 |
 //! | vocabulary | ids | 2²⁴ |
 //! | a check ([`checker::Budgets`]) | search work | 4,000,000 items considered |

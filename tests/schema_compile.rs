@@ -42,7 +42,8 @@ fn assert_agrees_with_jsonschema<T: AsRef<str>>(schema: &serde_json::Value, text
         let text = text.as_ref();
         let value: serde_json::Value = serde_json::from_str(text).unwrap();
         let accepted = lang.as_mut().is_some_and(|c| c.accepts(text.as_bytes()));
-        assert_eq!(accepted, oracle.is_valid(&value), "{schema} on {text}");
+        let shown: String = text.chars().take(200).collect();
+        assert_eq!(accepted, oracle.is_valid(&value), "{schema} on {shown}");
     }
 }
 
@@ -1007,5 +1008,106 @@ fn completed_dates_have_a_year_python_accepts() {
         assert!(validator.is_valid(&value), "{format}: {when}");
         let year: u32 = when[..4].parse().unwrap();
         assert!(year >= 1, "{format}: {when}");
+    }
+}
+
+/// Length bounds past what a regex unrolls (here 300 to 65,535) are counted by the lexer:
+/// strings at and around each bound, with characters written raw, as short escapes, as
+/// `\u` escapes, as raw UTF-8 of 2 and 4 bytes and as escaped surrogate pairs (each one
+/// character to the `jsonschema` crate, as to lacuna), in objects and arrays.
+#[test]
+fn long_string_bounds_agree_with_jsonschema() {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "a": {"type": "string", "maxLength": 4096},
+            "b": {"type": "string", "minLength": 300, "maxLength": 65535},
+            "c": {"type": "array", "items": {"type": "string", "minLength": 1000}}
+        },
+        "required": ["a"]
+    });
+    // Characters as JSON text, each decoding to one code point.
+    let units = [
+        "x",
+        "\\n",
+        "\\u00e9",
+        "é",
+        "😀",
+        "\\ud83d\\ude00",
+        "\\\"",
+        "\\/",
+    ];
+    let mut texts = Vec::new();
+    for unit in units {
+        let s = |n: usize| format!("{}{unit}", "y".repeat(n - 1));
+        for n in [4095, 4096, 4097] {
+            texts.push(format!(r#"{{"a": "{}"}}"#, s(n)));
+        }
+        for n in [299, 300, 301, 65535, 65536] {
+            texts.push(format!(r#"{{"a": "", "b": "{}"}}"#, s(n)));
+        }
+        for n in [999, 1000] {
+            texts.push(format!(r#"{{"a": "z", "c": ["{}", "{}"]}}"#, s(1000), s(n)));
+        }
+    }
+    texts.push(r#"{"a": "", "c": []}"#.to_string());
+    assert_agrees_with_jsonschema(&schema, &texts);
+    // Bounds of a million cost no more; a complete text whose string fills the lexer's
+    // configuration table (one configuration per count) is lexed left to right instead.
+    let big = json!({"type": "string", "minLength": 257, "maxLength": 1000000});
+    let s = |n: usize| format!("\"{}\"", "q".repeat(n));
+    assert_agrees_with_jsonschema(&big, &[s(256), s(257), s(300_000), s(0)]);
+}
+
+/// A length bound beside a `pattern` or `format` that does not imply it is counted by the
+/// lexer on what the pattern matches (MaskBench's Snowplow schemas: a version pattern with
+/// `maxLength: 32`): lengths and pattern both hold, with escapes counted as one character.
+#[test]
+fn length_bounds_beside_patterns_agree_with_jsonschema() {
+    let version = json!({"type": "string", "pattern": "^(\\d+\\.\\d+\\.\\d+.*)$", "maxLength": 12});
+    let strings = json_strings(
+        &['1', '.', 'x'],
+        4,
+        &[
+            "1.2.3",
+            "1.2.3x",
+            "1.2.3xxxxxxx",
+            "1.2.3xxxxxxxx",
+            "10.20.30.4",
+            "1.2.3\n",
+            "1.2.3\t\t\t\t\t\t\t",
+            "1.2.3\t\t\t\t\t\t\t\t",
+            "1.2",
+        ],
+    );
+    assert_agrees_with_jsonschema(&version, &strings);
+    // Escapes count as one character each (in the canonical encodings a pattern's text
+    // accepts: `\u00e9` for `é` is not one of them, grammars/README.md).
+    let escaped = [
+        r#""1.2.3\n\n\"\\\/xx""#,
+        r#""1.2.3\n\n\"\\\/xxx""#,
+        r#""1.2.3\/""#,
+    ];
+    assert_agrees_with_jsonschema(&version, &escaped);
+    let min = json!({"type": "string", "pattern": "^[a-z]+$", "minLength": 3, "maxLength": 300});
+    let s = |n: usize| format!("\"{}\"", "k".repeat(n));
+    assert_agrees_with_jsonschema(&min, &[s(2), s(3), s(300), s(301), r#""kk1""#.into()]);
+    // A format with a bound, against the crate with formats asserted.
+    let date = json!({"type": "string", "format": "date-time", "minLength": 21, "maxLength": 22});
+    let oracle = jsonschema::options()
+        .should_validate_formats(true)
+        .build(&date)
+        .unwrap();
+    let mut lang = checker(date.clone());
+    for t in [
+        "2024-01-02T03:04:05Z",
+        "2024-01-02T03:04:05.1Z",
+        "2024-01-02T03:04:05.12Z",
+        "2024-01-02T03:04:05.123Z",
+        "2024-01-02T03:04:5Z",
+    ] {
+        let text = format!("\"{t}\"");
+        let valid = oracle.is_valid(&serde_json::Value::String(t.into()));
+        assert_eq!(lang.accepts(text.as_bytes()), valid, "{t}");
     }
 }

@@ -201,8 +201,17 @@ impl Checker {
         let text = &*text.with_holes_merged();
         self.evict_if_crowded();
         let (verdict, dfa_states) = match self.lexer.automaton(text) {
-            Err(_) => (CheckVerdict::Unknown, 0),
             Ok(dfa) => (self.search(&dfa, false), dfa.num_states()),
+            // A text without holes that fills the lexer's tables (a counted string of 10⁵
+            // characters is a configuration per count) is lexed left to right instead.
+            Err(_) if text.chunks.len() == 1 => match self.lexer.lexicon().lex(&text.chunks[0]) {
+                Err(_) => (CheckVerdict::NotCompletable, 0),
+                Ok(tokens) => {
+                    let dfa = chain_dfa(&tokens);
+                    (self.search(&dfa, false), dfa.num_states())
+                }
+            },
+            Err(_) => (CheckVerdict::Unknown, 0),
         };
         Check {
             verdict,

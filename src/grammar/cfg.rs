@@ -74,15 +74,46 @@ pub enum Pattern {
     Literals(Vec<String>),
     /// A regex in `regex-syntax` syntax, matched against the whole lexeme.
     Regex(String),
+    /// A JSON string, quotes included, whose decoded value has between `min` and `max`
+    /// characters (code points; `None`: no upper bound), each written as one [`JSON_UNIT`],
+    /// and that `regex` matches, if given (a match that is not such a string of units is
+    /// not one of this pattern's). Without `regex` it is [`Pattern::to_regex`]'s
+    /// counted repetition; either way the lexer counts the units instead of unrolling them
+    /// (see [`crate::lexicon`]): `{0,65535}` unrolled is a DFA of ~10⁶ states, counted it is
+    /// the dozen states of one unit, and a regex has no intersection to unroll into. Bounds
+    /// are at most [`MAX_JSON_STRING_BOUND`].
+    JsonString {
+        /// The fewest characters.
+        min: u32,
+        /// The most characters (`None`: any number).
+        max: Option<u32>,
+        /// What the string must also match (quotes included), e.g. a JSON Schema `pattern`.
+        regex: Option<String>,
+    },
 }
 
+/// One encoded character of a JSON string, which decodes to exactly one code point: a raw
+/// character, a short escape, a `\uXXXX` escape of a non-surrogate, or an escaped surrogate
+/// pair. Every encoded string is one sequence of units (no unit is a prefix of another).
+pub const JSON_UNIT: &str = r#"(?:[^"\\\x00-\x1f]|\\["\\/bfnrt]|\\u(?:[0-9a-cA-CefEF][0-9a-fA-F]{3}|[dD][0-7][0-9a-fA-F]{2})|\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2})"#;
+
+/// The largest bound of a [`Pattern::JsonString`] (a string of 2³⁰ characters is a gigabyte).
+pub const MAX_JSON_STRING_BOUND: u32 = 1 << 30;
+
 impl Pattern {
-    /// The pattern as a regex, literals escaped (several literals as a trie: `a(?:b|c)`).
+    /// The pattern as a regex, literals escaped (several literals as a trie: `a(?:b|c)`). A
+    /// [`Pattern::JsonString`] with a `regex` gives that regex without the length bound (no
+    /// regex says both); see [`fmt::Display`] of [`Grammar`] for how it is shown.
     pub fn to_regex(&self) -> String {
         match self {
             Pattern::Literal(s) => regex_syntax::escape(s),
             Pattern::Literals(words) => literals_regex(words),
             Pattern::Regex(r) => r.clone(),
+            Pattern::JsonString { regex: Some(r), .. } => r.clone(),
+            Pattern::JsonString { min, max, .. } => match max {
+                Some(max) => format!("\"{JSON_UNIT}{{{min},{max}}}\""),
+                None => format!("\"{JSON_UNIT}{{{min},}}\""),
+            },
         }
     }
 
@@ -276,7 +307,17 @@ impl fmt::Display for Grammar {
             writeln!(f)?;
         }
         for t in &self.terminals {
-            writeln!(f, "{}: /{}/", t.name, t.pattern.to_regex())?;
+            match &t.pattern {
+                Pattern::JsonString {
+                    min,
+                    max,
+                    regex: Some(r),
+                } => {
+                    let max = max.map_or(String::new(), |m| m.to_string());
+                    writeln!(f, "{}: /{r}/ of {min}..{max} characters", t.name)?;
+                }
+                p => writeln!(f, "{}: /{}/", t.name, p.to_regex())?,
+            }
         }
         Ok(())
     }
@@ -536,8 +577,15 @@ impl GrammarBuilder {
         // The terminal rule i (`A → X`) stands for, and B when X is such a helper.
         let leaf = |i: usize| -> Option<(TerminalId, Option<NonterminalId>)> {
             let r = &self.rules[i];
+            // A counted string stays a terminal of its own: the lexer counts it.
+            let mergeable = |t: TerminalId| {
+                !matches!(
+                    self.terminals[t.index()].pattern,
+                    Pattern::JsonString { .. }
+                )
+            };
             match r.rhs[..] {
-                [Symbol::T(t)] if t_uses[t.index()] == 1 => Some((t, None)),
+                [Symbol::T(t)] if t_uses[t.index()] == 1 && mergeable(t) => Some((t, None)),
                 [Symbol::N(b)]
                     if b != start
                         && b != r.lhs
@@ -545,7 +593,9 @@ impl GrammarBuilder {
                         && n_rules[b.index()] == 1 =>
                 {
                     match self.rules[only_rule[b.index()]].rhs[..] {
-                        [Symbol::T(t)] if t_uses[t.index()] == 1 => Some((t, Some(b))),
+                        [Symbol::T(t)] if t_uses[t.index()] == 1 && mergeable(t) => {
+                            Some((t, Some(b)))
+                        }
                         _ => None,
                     }
                 }
@@ -593,6 +643,9 @@ impl GrammarBuilder {
                     Pattern::Literal(w) => words.push(w.clone()),
                     Pattern::Literals(ws) => words.extend(ws.iter().cloned()),
                     Pattern::Regex(r) => regexes.push(format!("(?:{r})")),
+                    Pattern::JsonString { .. } => {
+                        unreachable!("counted strings are not leaves")
+                    }
                 }
             }
             let first = leaves[group[0]].expect("a leaf").0;
@@ -725,6 +778,38 @@ pub fn shorten(s: &str, max: usize) -> String {
 /// bounds the DFA of all terminals together.
 fn check_terminal_pattern(t: &Terminal) -> Result<(), GrammarError> {
     let name = shorten(&t.name, MAX_NAME_IN_MESSAGE);
+    if let Pattern::JsonString { min, max, regex } = &t.pattern {
+        let (min, max) = (*min, *max);
+        // Never unrolled (its regex may be enormous): its bounds, and its own regex if any.
+        if let Some(r) = regex {
+            let hir = parse_regex(r)
+                .and_then(|hir| super::automaton_size::check_automaton_size(&hir).map(|()| hir))
+                .map_err(|message| GrammarError::InvalidPattern {
+                    terminal: name.clone(),
+                    message,
+                })?;
+            if !hir.properties().look_set().is_empty() || hir.properties().minimum_len() == Some(0)
+            {
+                return Err(GrammarError::InvalidPattern {
+                    terminal: name,
+                    message: "a counted string's regex must match non-empty strings and not \
+                              look around"
+                        .into(),
+                });
+            }
+        }
+        let message = if max.is_some_and(|max| max < min) {
+            "the pattern matches nothing (its maximum length is below its minimum)".to_string()
+        } else if min.max(max.unwrap_or(0)) > MAX_JSON_STRING_BOUND {
+            format!("a string length bound above {MAX_JSON_STRING_BOUND}")
+        } else {
+            return Ok(());
+        };
+        return Err(GrammarError::InvalidPattern {
+            terminal: name,
+            message,
+        });
+    }
     let hir = parse_regex(&t.pattern.to_regex())
         .and_then(|hir| super::automaton_size::check_automaton_size(&hir).map(|()| hir))
         .map_err(|message| GrammarError::InvalidPattern {

@@ -20,8 +20,8 @@ pub use automaton_size::{MAX_DFA_BYTES, MAX_PATTERN_DETERMINIZE_BYTES, MAX_PATTE
 pub(crate) use cfg::parse_regex;
 pub use cfg::{
     parse_pattern, shorten, Grammar, GrammarBuilder, NonterminalId, Pattern, Rule, Symbol,
-    Terminal, TerminalId, MAX_CONTEXT_TABLE_BYTES, MAX_NAME_IN_MESSAGE, MAX_PRODUCTIONS,
-    MAX_TERMINALS, MIN_MERGED_ALTERNATIVES,
+    Terminal, TerminalId, JSON_UNIT, MAX_CONTEXT_TABLE_BYTES, MAX_JSON_STRING_BOUND,
+    MAX_NAME_IN_MESSAGE, MAX_PRODUCTIONS, MAX_TERMINALS, MIN_MERGED_ALTERNATIVES,
 };
 pub use error::GrammarError;
 pub use normalize::{GrammarSize, NormalGrammar, NormalizeOptions};

@@ -17,7 +17,7 @@ use smallvec::SmallVec;
 
 use crate::deadline::Deadline;
 use crate::grammar::TerminalId;
-use crate::lexicon::{Lexeme, Lexicon, StateId, DEAD};
+use crate::lexicon::{Count, Lexeme, Lexicon, StateId, DEAD};
 
 /// An interned configuration.
 pub type ConfigId = u32;
@@ -29,10 +29,12 @@ const UNKNOWN: ConfigId = u32::MAX - 1;
 /// An interned hole set.
 pub type HoleSetId = u32;
 
-/// The token in progress and the watches on tokens already emitted.
+/// The token in progress (with its count, inside a counted string) and the watches on tokens
+/// already emitted.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Config {
     pub token: StateId,
+    pub count: Count,
     pub watches: SmallVec<[StateId; 2]>,
 }
 
@@ -87,6 +89,7 @@ impl ConfigTable {
         };
         let start = Config {
             token: lexicon.start(),
+            count: Count::NONE,
             watches: SmallVec::new(),
         };
         t.intern(start).expect("the first configuration fits");
@@ -164,7 +167,11 @@ impl ConfigTable {
         if self.emits[c as usize].is_none() {
             let cfg = self.configs[c as usize].clone();
             let mut out = SmallVec::new();
-            let winners = lx.winners(cfg.token);
+            let winners = if lx.may_match(cfg.token) {
+                lx.winners_counted(cfg.token, cfg.count)
+            } else {
+                SmallVec::new()
+            };
             if !winners.is_empty() {
                 let mut watches = cfg.watches.clone();
                 if lx.extendable(cfg.token) {
@@ -174,6 +181,7 @@ impl ConfigTable {
                 }
                 let next = self.intern(Config {
                     token: lx.start(),
+                    count: Count::NONE,
                     watches,
                 })?;
                 out.extend(winners.iter().map(|&l| (l, next)));
@@ -203,10 +211,14 @@ impl ConfigTable {
             }
         };
         let mut members: Vec<ConfigId> = Vec::new();
+        let mut counts = ClosureCounts::new(lx.counts_strings());
+        let mut stack = Vec::with_capacity(key.len());
         for &c in &key {
-            self.mark(c, &mut members);
+            let c = self.widen(lx, c)?;
+            if counts.admit(&self.configs[c as usize]) && self.mark(c, &mut members) {
+                stack.push(c);
+            }
         }
-        let mut stack = key.clone();
         let mut popped = 0u32;
         while let Some(c) = stack.pop() {
             popped = popped.wrapping_add(1);
@@ -233,8 +245,11 @@ impl ConfigTable {
                 } else {
                     self.step(lx, c, class)?
                 };
-                if n != DEAD_CONFIG && n != previous && self.mark(n, &mut members) {
-                    stack.push(n);
+                if n != DEAD_CONFIG && n != previous {
+                    let w = self.widen(lx, n)?;
+                    if counts.admit(&self.configs[w as usize]) && self.mark(w, &mut members) {
+                        stack.push(w);
+                    }
                 }
                 previous = n;
             }
@@ -250,11 +265,29 @@ impl ConfigTable {
                 }
             }
         }
+        if counts.on {
+            members.retain(|&c| !counts.subsumed(&self.configs[c as usize]));
+        }
         self.drop_simulated(&mut members);
         let h = self.intern_hole_set(members)?;
         self.members += key.len();
         self.closures.insert(key, h);
         Ok(h)
+    }
+
+    /// `c` as a member of a hole's closure: at a pumpable state an exact count `n` becomes
+    /// "at least `n`" (the hole reaches that state with every larger count too), which keeps
+    /// closures finite; anything else stays as it is.
+    fn widen(&mut self, lx: &Lexicon, c: ConfigId) -> Result<ConfigId, TooLarge> {
+        let cfg = &self.configs[c as usize];
+        if cfg.count.is_open() || !lx.pumpable(cfg.token) {
+            return Ok(c);
+        }
+        let open = Config {
+            count: Count::at_least(cfg.count.value()),
+            ..cfg.clone()
+        };
+        self.intern(open)
     }
 
     /// Adds `c` to the closure being built (and to `members`) unless it is there already.
@@ -285,6 +318,7 @@ impl ConfigTable {
     fn drop_simulated(&self, set: &mut Vec<ConfigId>) {
         let cfg = |c: ConfigId| &self.configs[c as usize];
         set.sort_unstable_by_key(|&c| (cfg(c).token, cfg(c).watches.len(), c));
+        // With counts, the simulating configuration must stand for this one's count too.
         let mut kept: Vec<ConfigId> = Vec::with_capacity(set.len());
         let mut group = 0;
         for &c in set.iter() {
@@ -294,7 +328,9 @@ impl ConfigTable {
             }
             let simulated = kept[group..].iter().any(|&k| {
                 let w = &cfg(k).watches;
-                w.len() < this.watches.len() && w.iter().all(|x| this.watches.contains(x))
+                w.len() < this.watches.len()
+                    && w.iter().all(|x| this.watches.contains(x))
+                    && cfg(k).count.covers(this.count)
             });
             if !simulated {
                 kept.push(c);
@@ -358,11 +394,59 @@ impl ConfigTable {
     }
 }
 
+/// The open counts of one hole's closure: for each token state and watches, the least count
+/// `n` held as "at least `n`", which makes any count from `n` up redundant there. Off (and
+/// free) for lexicons without counted strings.
+struct ClosureCounts {
+    on: bool,
+    least: HashMap<(StateId, SmallVec<[StateId; 2]>), u32>,
+}
+
+impl ClosureCounts {
+    fn new(on: bool) -> Self {
+        ClosureCounts {
+            on,
+            least: HashMap::new(),
+        }
+    }
+
+    /// Whether `cfg` adds to the closure (and, for an open count, records it).
+    fn admit(&mut self, cfg: &Config) -> bool {
+        if !self.on || cfg.count == Count::NONE {
+            return true;
+        }
+        let key = (cfg.token, cfg.watches.clone());
+        let least = self.least.get(&key).copied();
+        if least.is_some_and(|n| n <= cfg.count.value()) {
+            return false;
+        }
+        if cfg.count.is_open() {
+            self.least.insert(key, cfg.count.value());
+        }
+        true
+    }
+
+    /// Whether an open count admitted later stands for `cfg`'s.
+    fn subsumed(&self, cfg: &Config) -> bool {
+        if cfg.count == Count::NONE {
+            return false;
+        }
+        let Some(&n) = self.least.get(&(cfg.token, cfg.watches.clone())) else {
+            return false;
+        };
+        if cfg.count.is_open() {
+            n < cfg.count.value()
+        } else {
+            n <= cfg.count.value()
+        }
+    }
+}
+
 /// One byte step of a configuration; `None` if the token in progress can no longer match or
 /// a watch completes a longer token (the earlier emission was not longest-match).
 fn step_config(lx: &Lexicon, cfg: &Config, class: usize) -> Option<Config> {
     let token = lx.next_class(cfg.token, class);
-    if token == DEAD || (lx.winners(token).is_empty() && !lx.extendable(token)) {
+    if token == DEAD || (!lx.may_match(token) && !lx.extendable(token)) {
         return None;
     }
     let mut watches = SmallVec::new();
@@ -380,5 +464,10 @@ fn step_config(lx: &Lexicon, cfg: &Config, class: usize) -> Option<Config> {
     }
     watches.sort_unstable();
     watches.dedup();
-    Some(Config { token, watches })
+    let count = lx.step_count(cfg.token, token, cfg.count);
+    Some(Config {
+        token,
+        count,
+        watches,
+    })
 }

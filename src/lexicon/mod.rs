@@ -13,10 +13,17 @@
 //! winners of each state precomputed) is this module's own (`determinize.rs`, which says why),
 //! with regex-automata's determinizer as the fallback for look-around. That table is what the
 //! canvas lexer steps through, byte by byte, for every check.
+//!
+//! JSON strings with length bounds ([`Pattern::JsonString`](crate::grammar::Pattern)) are not
+//! unrolled into the table: they share one pattern, and the lexer's configurations count their
+//! characters ([`Count`], `counted.rs`).
 
+mod counted;
+mod dense_fallback;
 mod determinize;
 mod table;
 
+pub use counted::Count;
 pub use table::{Lexicon, LexiconError, StateId, DEAD};
 
 use crate::grammar::TerminalId;

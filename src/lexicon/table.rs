@@ -1,16 +1,19 @@
 //! The dense lexer table: states × byte classes, with each state's winning lexemes.
 
-use regex_automata::dfa::{dense, Automaton, StartKind};
+use regex_automata::dfa::dense;
 use regex_automata::nfa::thompson::{self, WhichCaptures, NFA};
-use regex_automata::util::{start, syntax};
-use regex_automata::{Anchored, MatchKind};
+use regex_automata::util::syntax;
 use smallvec::SmallVec;
 use thiserror::Error;
 
+use super::counted::{Count, CountedStrings, CountedTerm, DfaTable, Rank};
+use super::dense_fallback::with_regex_automata;
 use super::determinize::{determinize, Determinized};
 use super::Lexeme;
 use crate::grammar::automaton_size::{pattern_dfa_config, pattern_nfa_config};
-use crate::grammar::{Grammar, Symbol, TerminalId, MAX_DFA_BYTES, MAX_PATTERN_NFA_BYTES};
+use crate::grammar::{
+    Grammar, Pattern, Symbol, TerminalId, JSON_UNIT, MAX_DFA_BYTES, MAX_PATTERN_NFA_BYTES,
+};
 
 /// A state of the lexer table. [`DEAD`] is the state no continuation leaves.
 pub type StateId = u32;
@@ -58,29 +61,46 @@ pub struct Lexicon {
     /// Some continuation of one or more bytes reaches a match.
     extendable: Vec<bool>,
     start: StateId,
+    /// The counted strings, if the grammar has any (see `counted.rs`).
+    counted: Option<Box<CountedStrings>>,
 }
 
 /// One pattern of the lexer and how it ranks against others matching the same text.
-struct Entry {
+pub(super) struct Entry {
     regex: String,
     lexeme: Lexeme,
-    rank: (i32, bool),
+    rank: Rank,
     terminal: TerminalId,
+}
+
+/// The lexer's patterns: one [`Entry`] per regex or literal pattern, then the counted strings'
+/// *families*, one NFA pattern per distinct regex of counted strings (after the entries).
+pub(super) struct Patterns {
+    pub(super) entries: Vec<Entry>,
+    counted: Vec<CountedTerm>,
+    /// Family 0 is every JSON string of units, which tracks the count; the others are the
+    /// counted strings' own regexes.
+    families: Vec<String>,
+}
+
+/// The family of every counted string: a JSON string of units, of any length.
+fn units_regex() -> String {
+    format!("\"{JSON_UNIT}*\"")
 }
 
 impl Lexicon {
     /// Compiles the terminals that occur in `g`'s rules and its `%ignore` patterns.
     pub fn new(g: &Grammar) -> Result<Lexicon, LexiconError> {
-        let entries = entries(g);
-        if entries.is_empty() {
+        let patterns = patterns(g);
+        if patterns.entries.is_empty() && patterns.counted.is_empty() {
             return Err(LexiconError::NoTerminals);
         }
-        let nfa = terminals_nfa(g, &entries)?;
+        let nfa = terminals_nfa(g, &patterns)?;
         if let Some(d) = determinize(&nfa, DFA_SIZE_LIMIT) {
-            return Ok(from_determinized(d, &entries));
+            return finish(g, d, patterns);
         }
         // Look-around, or past this construction's limit: regex-automata's determinizer.
-        with_regex_automata(g, &entries, &nfa, Some(DFA_SIZE_LIMIT))
+        with_regex_automata(g, patterns, &nfa, Some(DFA_SIZE_LIMIT))
     }
 
     /// The lexicon of the same NFA as regex-automata's dense determinizer builds it (no limits:
@@ -88,9 +108,9 @@ impl Lexicon {
     /// time it against.
     #[cfg(any(test, feature = "internals"))]
     pub fn new_with_regex_automata(g: &Grammar) -> Lexicon {
-        let entries = entries(g);
-        let nfa = terminals_nfa(g, &entries).unwrap();
-        with_regex_automata(g, &entries, &nfa, None).unwrap()
+        let patterns = patterns(g);
+        let nfa = terminals_nfa(g, &patterns).unwrap();
+        with_regex_automata(g, patterns, &nfa, None).unwrap()
     }
 
     /// The state before any byte.
@@ -126,10 +146,49 @@ impl Lexicon {
         self.trans[s as usize * self.num_classes + class]
     }
 
-    /// The lexemes the text read so far would be, if the token ended here (empty: none).
+    /// The lexemes the text read so far would be, if the token ended here (empty: none),
+    /// leaving out counted strings (see [`Lexicon::winners_counted`]).
     #[inline]
     pub fn winners(&self, s: StateId) -> &[Lexeme] {
         &self.winners[s as usize]
+    }
+
+    /// Whether the grammar has counted strings: configurations then carry a [`Count`].
+    pub fn counts_strings(&self) -> bool {
+        self.counted.is_some()
+    }
+
+    /// The count after the step `from` → `to` from `count` ([`Count::NONE`] without counted
+    /// strings, and outside them).
+    #[inline]
+    pub fn step_count(&self, from: StateId, to: StateId, count: Count) -> Count {
+        match &self.counted {
+            Some(c) => c.step(from, to, count),
+            None => Count::NONE,
+        }
+    }
+
+    /// Whether a token at `s` could end here: it has winners, or it closes a counted string
+    /// (whose count decides).
+    #[inline]
+    pub fn may_match(&self, s: StateId) -> bool {
+        !self.winners[s as usize].is_empty() || self.counted.as_ref().is_some_and(|c| c.closed(s))
+    }
+
+    /// The winners at `s` with the counted string's `count`: [`Lexicon::winners`] and the
+    /// counted strings admitting the count, of the best rank (for an open count, those of
+    /// every count it stands for).
+    pub fn winners_counted(&self, s: StateId, count: Count) -> SmallVec<[Lexeme; 2]> {
+        match &self.counted {
+            Some(c) if c.closed(s) => c.winners(s, count, &self.winners[s as usize]),
+            _ => self.winners[s as usize].iter().copied().collect(),
+        }
+    }
+
+    /// Whether a hole that reaches `s` with `n` counted units also reaches it with every
+    /// larger count (false outside counted strings).
+    pub fn pumpable(&self, s: StateId) -> bool {
+        self.counted.as_ref().is_some_and(|c| c.pumpable(s))
     }
 
     /// Whether one or more further bytes can lead to a match (a longer token).
@@ -145,20 +204,25 @@ impl Lexicon {
         let mut pos = 0;
         while pos < text.len() {
             let mut s = self.start;
+            let mut count = Count::NONE;
             let mut last = None;
             for (i, &b) in text[pos..].iter().enumerate() {
-                s = self.next(s, b);
-                if s == DEAD {
+                let next = self.next(s, b);
+                if next == DEAD {
                     break;
                 }
-                if !self.winners(s).is_empty() {
-                    last = Some((pos + i + 1, s));
+                count = self.step_count(s, next, count);
+                s = next;
+                if self.may_match(s) {
+                    let w = self.winners_counted(s, count);
+                    if !w.is_empty() {
+                        last = Some((pos + i + 1, w));
+                    }
                 }
             }
-            let (end, state) = last.ok_or(LexError { offset: pos })?;
-            let w = self.winners(state);
-            if w != [Lexeme::Skip] {
-                out.push(w.iter().copied().collect());
+            let (end, w) = last.ok_or(LexError { offset: pos })?;
+            if w.as_slice() != [Lexeme::Skip] {
+                out.push(w);
             }
             pos = end;
         }
@@ -168,8 +232,10 @@ impl Lexicon {
 
 /// One Thompson NFA of all of `entries`' patterns (pattern `i` is `entries[i]`), without
 /// captures, under [`NFA_SIZE_LIMIT`].
-fn terminals_nfa(g: &Grammar, entries: &[Entry]) -> Result<NFA, LexiconError> {
-    let regexes: Vec<&str> = entries.iter().map(|e| e.regex.as_str()).collect();
+fn terminals_nfa(g: &Grammar, patterns: &Patterns) -> Result<NFA, LexiconError> {
+    let entries = &patterns.entries;
+    let mut regexes: Vec<&str> = entries.iter().map(|e| e.regex.as_str()).collect();
+    regexes.extend(patterns.families.iter().map(String::as_str));
     thompson::Compiler::new()
         .syntax(syntax::Config::new())
         .configure(
@@ -187,38 +253,8 @@ fn terminals_nfa(g: &Grammar, entries: &[Entry]) -> Result<NFA, LexiconError> {
         })
 }
 
-/// The lexicon of `nfa` determinized by regex-automata, under `size_limit` bytes of DFA and of
-/// determinization memory where one is given.
-fn with_regex_automata(
-    g: &Grammar,
-    entries: &[Entry],
-    nfa: &NFA,
-    size_limit: Option<usize>,
-) -> Result<Lexicon, LexiconError> {
-    let dfa = dense::Builder::new()
-        .configure(
-            dense::DFA::config()
-                .match_kind(MatchKind::All)
-                .start_kind(StartKind::Anchored)
-                .dfa_size_limit(size_limit)
-                .determinize_size_limit(size_limit),
-        )
-        .build_from_nfa(nfa)
-        .map_err(|e| {
-            if e.is_size_limit_exceeded() {
-                too_large(g, entries)
-            } else {
-                LexiconError::Build(e.to_string())
-            }
-        })?;
-    let start = dfa
-        .start_state(&start::Config::new().anchored(Anchored::Yes))
-        .map_err(|e| LexiconError::Build(e.to_string()))?;
-    Ok(tabulate(&dfa, start, entries))
-}
-
 /// The lexer's patterns: terminals used by some rule, then ignored ones.
-fn entries(g: &Grammar) -> Vec<Entry> {
+fn patterns(g: &Grammar) -> Patterns {
     let mut used = vec![false; g.terminals().len()];
     for r in g.rules() {
         for s in &r.rhs {
@@ -228,9 +264,40 @@ fn entries(g: &Grammar) -> Vec<Entry> {
         }
     }
     let mut out = Vec::new();
+    let mut counted = Vec::new();
+    let mut families: Vec<String> = Vec::new();
     for (i, t) in g.terminals().iter().enumerate() {
         let literal = t.pattern.is_literal();
         let id = TerminalId(i as u32);
+        if let Pattern::JsonString { min, max, regex } = &t.pattern {
+            if families.is_empty() {
+                families.push(units_regex());
+            }
+            let family = match regex {
+                None => 0,
+                Some(r) => match families.iter().position(|f| f == r) {
+                    Some(f) => f,
+                    None => {
+                        families.push(r.clone());
+                        families.len() - 1
+                    }
+                },
+            } as u32;
+            let lexemes = [
+                (used[i], Lexeme::Terminal(id)),
+                (g.ignored().contains(&id), Lexeme::Skip),
+            ];
+            for (_, lexeme) in lexemes.into_iter().filter(|(on, _)| *on) {
+                counted.push(CountedTerm {
+                    lexeme,
+                    rank: (t.priority, false),
+                    min: *min,
+                    max: *max,
+                    family,
+                });
+            }
+            continue;
+        }
         if used[i] {
             out.push(Entry {
                 regex: t.pattern.to_regex(),
@@ -248,12 +315,16 @@ fn entries(g: &Grammar) -> Vec<Entry> {
             });
         }
     }
-    out
+    Patterns {
+        entries: out,
+        counted,
+        families,
+    }
 }
 
 /// The error for terminals whose DFA together exceeds a limit: each terminal's own DFA is built
 /// (under the limits of one pattern) to name those that need the most, or that fail alone.
-fn too_large(g: &Grammar, entries: &[Entry]) -> LexiconError {
+pub(super) fn too_large(g: &Grammar, entries: &[Entry]) -> LexiconError {
     let mut sizes: Vec<(Option<usize>, TerminalId)> = Vec::new();
     for e in entries {
         if sizes.iter().any(|(_, t)| *t == e.terminal) {
@@ -290,86 +361,15 @@ fn too_large(g: &Grammar, entries: &[Entry]) -> LexiconError {
     ))
 }
 
-/// Explores the regex-automata DFA from `start` and copies it into a dense table over its
-/// byte classes, with state 0 as the dead state.
-fn tabulate(
-    dfa: &dense::DFA<Vec<u32>>,
-    start: regex_automata::util::primitives::StateID,
-    entries: &[Entry],
-) -> Lexicon {
-    let bc = dfa.byte_classes();
-    let mut classes = [0u8; 256];
-    let mut representatives = Vec::new();
-    for b in 0..=255u8 {
-        let c = bc.get(b);
-        classes[b as usize] = c;
-        if c as usize == representatives.len() {
-            representatives.push(b);
-        }
-    }
-    let num_classes = representatives.len();
-    let mut ids = hashbrown::HashMap::new();
-    let mut order = vec![None, Some(start)];
-    ids.insert(start, 1u32);
-    let mut trans = vec![DEAD; 2 * num_classes];
-    let mut i = 1;
-    while i < order.len() {
-        let s = order[i].expect("only the dead slot is None");
-        for (c, &b) in representatives.iter().enumerate() {
-            let n = dfa.next_state(s, b);
-            let id = if dfa.is_dead_state(n) || dfa.is_quit_state(n) {
-                DEAD
-            } else {
-                *ids.entry(n).or_insert_with(|| {
-                    order.push(Some(n));
-                    trans.extend(std::iter::repeat_n(DEAD, num_classes));
-                    order.len() as u32 - 1
-                })
-            };
-            trans[i * num_classes + c] = id;
-        }
-        i += 1;
-    }
-    let winners: Vec<SmallVec<[Lexeme; 2]>> = order
-        .iter()
-        .map(|s| match s {
-            None => SmallVec::new(),
-            Some(s) => winners_at(dfa, *s, entries),
-        })
-        .collect();
-    let extendable = extendable(&trans, num_classes, &winners);
-    Lexicon {
-        classes,
-        num_classes,
-        trans,
-        winners,
-        extendable,
-        start: 1,
-    }
-}
-
-/// The winning lexemes if the token ends at `s`.
-fn winners_at(
-    dfa: &dense::DFA<Vec<u32>>,
-    s: regex_automata::util::primitives::StateID,
-    entries: &[Entry],
-) -> SmallVec<[Lexeme; 2]> {
-    let eoi = dfa.next_eoi_state(s);
-    if !dfa.is_match_state(eoi) {
-        return SmallVec::new();
-    }
-    winners_of(
-        (0..dfa.match_len(eoi)).map(|i| dfa.match_pattern(eoi, i).as_usize()),
-        entries,
-    )
-}
-
 /// The winning lexemes among the patterns (indices into `entries`) matching the same text:
-/// those of the highest rank.
-fn winners_of(patterns: impl Iterator<Item = usize>, entries: &[Entry]) -> SmallVec<[Lexeme; 2]> {
+/// those of the highest rank, with that rank.
+fn winners_of(
+    patterns: impl Iterator<Item = usize>,
+    entries: &[Entry],
+) -> (SmallVec<[Lexeme; 2]>, Option<Rank>) {
     let matched: Vec<&Entry> = patterns.map(|p| &entries[p]).collect();
     let Some(best) = matched.iter().map(|e| e.rank).max() else {
-        return SmallVec::new();
+        return (SmallVec::new(), None);
     };
     let mut w: SmallVec<[Lexeme; 2]> = matched
         .iter()
@@ -378,30 +378,81 @@ fn winners_of(patterns: impl Iterator<Item = usize>, entries: &[Entry]) -> Small
         .collect();
     w.sort();
     w.dedup();
-    w
+    (w, Some(best))
 }
 
-/// The lexicon of the table [`determinize`] built.
-fn from_determinized(d: Determinized, entries: &[Entry]) -> Lexicon {
-    let winners: Vec<SmallVec<[Lexeme; 2]>> = d
+/// The lexicon of a determinized table: each state's winners, and the counted strings'
+/// analysis where the grammar has any (an error if counting cannot work in this lexer).
+pub(super) fn finish(
+    g: &Grammar,
+    d: Determinized,
+    patterns: Patterns,
+) -> Result<Lexicon, LexiconError> {
+    let first_family = patterns.entries.len();
+    let (winners, ranks): (Vec<SmallVec<[Lexeme; 2]>>, Vec<Option<Rank>>) = d
         .matches
         .iter()
-        .map(|m| winners_of(m.iter().map(|&p| p as usize), entries))
+        .map(|m| {
+            winners_of(
+                m.iter().map(|&p| p as usize).filter(|&p| p < first_family),
+                &patterns.entries,
+            )
+        })
+        .unzip();
+    // The families matching at each state (family 0 first when it does).
+    let families: Vec<SmallVec<[u32; 2]>> = d
+        .matches
+        .iter()
+        .map(|m| {
+            m.iter()
+                .filter(|&&p| p as usize >= first_family)
+                .map(|&p| p - first_family as u32)
+                .collect()
+        })
         .collect();
-    let extendable = extendable(&d.trans, d.num_classes, &winners);
-    Lexicon {
+    let closed: Vec<bool> = families.iter().map(|f| f.first() == Some(&0)).collect();
+    let may_match: Vec<bool> = (0..winners.len())
+        .map(|s| !winners[s].is_empty() || closed[s])
+        .collect();
+    let extendable = extendable(&d.trans, d.num_classes, &may_match);
+    let counted = if patterns.counted.is_empty() {
+        None
+    } else {
+        let quote = d.classes[b'"' as usize] as usize;
+        let dfa = DfaTable {
+            trans: &d.trans,
+            num_classes: d.num_classes,
+            start: 1,
+            quote,
+        };
+        let c = CountedStrings::new(patterns.counted, dfa, families, &winners, ranks).map_err(
+            |lexeme| {
+                let what = match lexeme {
+                    Lexeme::Terminal(t) => g.terminal_label(t),
+                    Lexeme::Skip => "an ignored pattern".to_string(),
+                };
+                LexiconError::Build(format!(
+                    "{what} can end inside a string whose length is counted (a string with a \
+                 length bound), where the lexer cannot count"
+                ))
+            },
+        )?;
+        Some(Box::new(c))
+    };
+    Ok(Lexicon {
         classes: d.classes,
         num_classes: d.num_classes,
         trans: d.trans,
         winners,
         extendable,
         start: 1,
-    }
+        counted,
+    })
 }
 
-/// `extendable[s]`: some successor of `s` reaches a state with winners.
-fn extendable(trans: &[StateId], k: usize, winners: &[SmallVec<[Lexeme; 2]>]) -> Vec<bool> {
-    let n = winners.len();
+/// `extendable[s]`: some successor of `s` reaches a state that may match.
+fn extendable(trans: &[StateId], k: usize, may_match: &[bool]) -> Vec<bool> {
+    let n = may_match.len();
     let mut preds: Vec<Vec<u32>> = vec![Vec::new(); n];
     for s in 1..n {
         for c in 0..k {
@@ -412,7 +463,7 @@ fn extendable(trans: &[StateId], k: usize, winners: &[SmallVec<[Lexeme; 2]>]) ->
         }
     }
     // reach[s]: s itself or a successor has winners.
-    let mut reach: Vec<bool> = winners.iter().map(|w| !w.is_empty()).collect();
+    let mut reach: Vec<bool> = may_match.to_vec();
     let mut stack: Vec<u32> = (0..n as u32).filter(|&s| reach[s as usize]).collect();
     while let Some(s) = stack.pop() {
         for &p in &preds[s as usize] {
@@ -451,6 +502,14 @@ impl Lexicon {
                 if n != DEAD && depth[n as usize] == u32::MAX {
                     depth[n as usize] = d + 1;
                     queue.push_back(n);
+                }
+            }
+        }
+        // A counted string's shortest: its quotes and `min` one-byte characters.
+        for t in self.counted.iter().flat_map(|c| c.terms()) {
+            if let Lexeme::Terminal(t_id) = t.lexeme {
+                if t_id.index() < num_terminals {
+                    best[t_id.index()] = best[t_id.index()].min(t.min.saturating_add(2));
                 }
             }
         }
@@ -496,7 +555,7 @@ mod tests {
         b.set_terminal_source(big, "g.lark:3:1");
         b.rule(s, vec![Symbol::T(small), Symbol::T(big)]);
         let g = b.build(s).unwrap();
-        let e = too_large(&g, &entries(&g)).to_string();
+        let e = too_large(&g, &patterns(&g).entries).to_string();
         assert!(e.contains("2 terminals") && e.contains("256 MiB"), "{e}");
         let at = |needle: &str| e.find(needle).unwrap_or_else(|| panic!("{needle}: {e}"));
         assert!(

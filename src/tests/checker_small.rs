@@ -43,7 +43,7 @@ fn expr_grammar() -> Grammar {
 
 /// The independent route: longest-match lexing, then Earley on the raw grammar, trying every
 /// choice where a token is ambiguous.
-fn parses(g: &Grammar, lx: &Lexicon, text: &[u8]) -> bool {
+pub(super) fn parses(g: &Grammar, lx: &Lexicon, text: &[u8]) -> bool {
     let Ok(tokens) = lx.lex(text) else {
         return false;
     };

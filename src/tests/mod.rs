@@ -3,6 +3,7 @@
 //! routes on a real workload. They live in the crate because what they test is private.
 
 mod checker_small;
+mod counted_strings;
 mod emptiness;
 mod normalize;
 mod oracles;

@@ -163,6 +163,30 @@ impl<'a> Lowerer<'a> {
     /// and priority.
     fn regex_at(&mut self, base: &str, re: String, priority: i32) -> Symbol {
         let key = format!("R{priority}:{re}");
+        self.shared_terminal(base, key, Pattern::Regex(re), priority)
+    }
+
+    /// The terminal of a string schema's pattern ([`super::strings::string_pattern`]): a regex
+    /// terminal, or a counted string shared by every use of the same bounds.
+    pub(super) fn string_terminal(&mut self, p: Pattern) -> Symbol {
+        match p {
+            Pattern::JsonString {
+                min,
+                max,
+                ref regex,
+            } => {
+                let key = format!("C:{min}:{max:?}:{regex:?}");
+                self.shared_terminal("STRING", key, p, 0)
+            }
+            Pattern::Regex(re) => self.regex("STRING", re),
+            Pattern::Literal(_) | Pattern::Literals(_) => {
+                unreachable!("string schemas make regexes or counted strings")
+            }
+        }
+    }
+
+    /// The terminal stored under `key`, or a new one named after `base`.
+    fn shared_terminal(&mut self, base: &str, key: String, p: Pattern, priority: i32) -> Symbol {
         if let Some(&t) = self.terms.get(&key) {
             return Symbol::T(t);
         }
@@ -171,7 +195,7 @@ impl<'a> Lowerer<'a> {
         } else {
             format!("{base}_{}", self.terms.len())
         };
-        let t = self.b.terminal(&name, Pattern::Regex(re), priority);
+        let t = self.b.terminal(&name, p, priority);
         self.terms.insert(key, t);
         Symbol::T(t)
     }

@@ -10,7 +10,7 @@ use super::lower::{Lowerer, StringSite};
 use super::numbers::{number_regex, Bound};
 use super::refs::json_eq;
 use super::strings::{
-    format_regex, is_standard_format, literal_regex, pattern_matches, string_regex, StringIssue,
+    format_regex, is_standard_format, literal_regex, pattern_matches, string_pattern, StringIssue,
     StringSpec,
 };
 use crate::grammar::Symbol;
@@ -148,10 +148,10 @@ impl<'a> Lowerer<'a> {
             }
         }
         loop {
-            match string_regex(&spec) {
+            match string_pattern(&spec) {
                 Ok(None) => return Ok(None),
-                Ok(Some(re)) => {
-                    let lexeme = self.regex("STRING", re);
+                Ok(Some(p)) => {
+                    let lexeme = self.string_terminal(p);
                     if let (Symbol::T(t), Some(_)) = (lexeme, spec.pattern) {
                         self.b
                             .set_terminal_source(t, push_pointer(ptr, "pattern").to_string());

@@ -19,14 +19,13 @@
 
 use regex_syntax::hir::{Class, ClassUnicode, ClassUnicodeRange, Hir, HirKind, Look, Repetition};
 
+use crate::grammar::{Pattern, MAX_JSON_STRING_BOUND};
+
 /// The string lexeme of `json.lark`: any JSON string.
 pub const ANY_STRING: &str = r#""([^"\\\x00-\x1f]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*""#;
 
 /// One encoded unit that decodes to exactly one code point.
-const UNIT: &str = r#"(?:[^"\\\x00-\x1f]|\\["\\/bfnrt]|\\u(?:[0-9a-cA-CefEF][0-9a-fA-F]{3}|[dD][0-7][0-9a-fA-F]{2})|\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2})"#;
-
-/// The largest `minLength`/`maxLength` enforced exactly (a counted repetition of units).
-pub const MAX_LENGTH_BOUND: u64 = 256;
+const UNIT: &str = crate::grammar::JSON_UNIT;
 
 /// Why a string constraint could not be turned into a regex.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -106,13 +105,55 @@ pub fn format_regex(name: &str) -> Option<&'static str> {
 }
 
 /// The regex of the JSON strings (quotes included) satisfying `spec`, or `None` if no string
-/// does (`minLength > maxLength`).
+/// does (`minLength > maxLength`); an error where only counting can enforce its lengths (see
+/// [`string_pattern`]).
 pub fn string_regex(spec: &StringSpec) -> Result<Option<String>, StringIssue> {
+    match string_pattern(spec)? {
+        None => Ok(None),
+        Some(Pattern::Regex(r)) => Ok(Some(r)),
+        Some(_) => Err(StringIssue::Unsupported {
+            keyword: if spec.max_length.is_some() {
+                "maxLength"
+            } else {
+                "minLength"
+            }
+            .into(),
+            reason: "this length bound is counted by the lexer, which this place cannot use".into(),
+        }),
+    }
+}
+
+/// The lexer pattern of the JSON strings (quotes included) satisfying `spec`, or `None` if no
+/// string does (`minLength > maxLength`): a regex where one says everything (no length
+/// bound, or one the `pattern` or `format` implies), else a counted [`Pattern::JsonString`]
+/// (the lexer counts the characters of what the regex matches).
+///
+/// Length bounds are counted, not unrolled into `"UNIT{min,max}"`: an unrolled bound is a
+/// chain of DFA states that every hole closure of the checker visits, ~40 µs of checker build
+/// per unit (`maxLength: 256`: 9 ms, 0.35 ms counted; MaskBench's Snowplow schemas, p99 72 ms
+/// with bounds up to 256 unrolled, 19 ms all counted: `python3 eval/maskbench.py`).
+pub fn string_pattern(spec: &StringSpec) -> Result<Option<Pattern>, StringIssue> {
     let max = spec.max_length;
     if max.is_some_and(|m| m < spec.min_length) {
         return Ok(None);
     }
     let length_set = spec.min_length > 0 || max.is_some();
+    let counted = |regex: Option<String>| {
+        let bound = u64::from(MAX_JSON_STRING_BOUND);
+        for (kw, v) in [("minLength", Some(spec.min_length)), ("maxLength", max)] {
+            if v.is_some_and(|v| v > bound) {
+                return Err(StringIssue::Unsupported {
+                    keyword: kw.into(),
+                    reason: format!("lengths above {bound} are not enforced"),
+                });
+            }
+        }
+        Ok(Some(Pattern::JsonString {
+            min: spec.min_length as u32,
+            max: max.map(|m| m as u32),
+            regex,
+        }))
+    };
     let body = match (spec.pattern, spec.format) {
         (Some(_), Some(_)) => {
             return Err(StringIssue::Unsupported {
@@ -136,43 +177,19 @@ pub fn string_regex(spec: &StringSpec) -> Result<Option<String>, StringIssue> {
         (None, None) => None,
     };
     let Some(body) = body else {
-        if !length_set {
-            return Ok(Some(ANY_STRING.to_string()));
-        }
-        for (kw, v) in [("minLength", Some(spec.min_length)), ("maxLength", max)] {
-            if v.is_some_and(|v| v > MAX_LENGTH_BOUND) {
-                return Err(StringIssue::Unsupported {
-                    keyword: kw.into(),
-                    reason: format!("lengths above {MAX_LENGTH_BOUND} are not expanded"),
-                });
-            }
-        }
-        let reps = match max {
-            Some(m) => format!("{{{},{m}}}", spec.min_length),
-            None => format!("{{{},}}", spec.min_length),
+        return if length_set {
+            counted(None)
+        } else {
+            Ok(Some(Pattern::Regex(ANY_STRING.to_string())))
         };
-        return Ok(Some(format!("\"{UNIT}{reps}\"")));
     };
-    if length_set {
-        // The length must follow from the pattern itself, or it cannot be enforced.
-        let (lo, hi) = body.char_len;
-        let implied = lo >= spec.min_length && max.is_none_or(|m| hi.is_some_and(|h| h <= m));
-        if !implied {
-            return Err(StringIssue::Unsupported {
-                keyword: if max.is_some() {
-                    "maxLength"
-                } else {
-                    "minLength"
-                }
-                .into(),
-                reason: "a length bound together with `pattern` or `format` cannot be \
-                         enforced unless the pattern implies it"
-                    .into(),
-            });
-        }
+    let regex = format!("\"{}\"", body.to_encoded()?);
+    let (lo, hi) = body.char_len;
+    let implied = lo >= spec.min_length && max.is_none_or(|m| hi.is_some_and(|h| h <= m));
+    if length_set && !implied {
+        return counted(Some(regex));
     }
-    let inner = body.to_encoded()?;
-    Ok(Some(format!("\"{inner}\"")))
+    Ok(Some(Pattern::Regex(regex)))
 }
 
 /// A regex over decoded text with the range of its lengths in characters.

@@ -178,11 +178,8 @@ pub(super) fn schema_cases(b: &mut Battery) {
         "max_length_1e20.json",
         &["max_length_1e20.json", "/maxLength"],
     );
-    schema_case(
-        b,
-        "min_length_300.json",
-        &["min_length_300.json", "/minLength"],
-    );
+    // Counted by the lexer since length bounds stopped being unrolled: a verdict.
+    schema_case(b, "min_length_300.json", &[]);
     schema_case(
         b,
         "number_out_of_range.json",

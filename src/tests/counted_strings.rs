@@ -1,0 +1,285 @@
+//! Counted strings ([`Pattern::JsonString`]) against their unrolled regexes: a grammar whose
+//! strings the lexer counts must lex every text, and judge every canvas, exactly as the same
+//! grammar with each counted string written as its regex (`"UNIT{min,max}"`, the established
+//! route), and completions must parse by the independent lexer + Earley route. The grammar
+//! makes the counting meet what can go wrong: bounds that overlap and differ in priority, a
+//! literal and a regex matching the same strings, and a regex whose states alternate with the
+//! string's units (`"(ab)*"`: the hole closures cannot treat its counts as open).
+
+use super::checker_small::parses;
+use std::sync::Arc;
+
+use crate::canvas::tokens::TokenCanvas;
+use crate::canvas::HoleyText;
+use crate::checker::{CheckVerdict, Checker};
+use crate::grammar::{Grammar, GrammarBuilder, Pattern, Symbol};
+use crate::lexicon::Lexicon;
+use crate::vocab::{TokenId, Vocabulary};
+use proptest::prelude::*;
+
+/// start: "[" seq "]"; seq: elem | seq "," elem;
+/// elem: S13 | S01 S01 | S22 "!" | PAIRS "!" "!" | LIT "1" | S0 "1" "1" | SP "!" "1"
+fn grammar(counted: bool) -> Grammar {
+    let mut b = GrammarBuilder::new();
+    let string = |b: &mut GrammarBuilder, name: &str, min: u32, max: Option<u32>, pr| {
+        let p = Pattern::JsonString {
+            min,
+            max,
+            regex: None,
+        };
+        let p = if counted {
+            p
+        } else {
+            Pattern::Regex(p.to_regex())
+        };
+        b.terminal(name, p, pr)
+    };
+    let s13 = string(&mut b, "S13", 1, Some(3), 0);
+    let s01 = string(&mut b, "S01", 0, Some(1), 0);
+    let s22 = string(&mut b, "S22", 2, Some(2), 1);
+    let s0 = string(&mut b, "S0", 4, None, 0);
+    // A counted string with its own regex; unrolled, the intersection written by hand (the
+    // regex's matches are strings of units, as a schema's are: no lone backslash).
+    let sp = b.terminal(
+        "SP",
+        if counted {
+            Pattern::JsonString {
+                min: 1,
+                max: Some(2),
+                regex: Some(r#""[ab]*""#.into()),
+            }
+        } else {
+            Pattern::Regex(r#""[ab]{1,2}""#.into())
+        },
+        0,
+    );
+    let pairs = b.terminal("PAIRS", Pattern::Regex(r#""(ab)*""#.into()), 0);
+    let ab = b.terminal("LIT", Pattern::Literal("\"ab\"".into()), 0);
+    let lit = |b: &mut GrammarBuilder, s: &str| b.terminal(s, Pattern::Literal(s.into()), 0);
+    let (lb, rb, comma, bang, one) = (
+        lit(&mut b, "["),
+        lit(&mut b, "]"),
+        lit(&mut b, ","),
+        lit(&mut b, "!"),
+        lit(&mut b, "1"),
+    );
+    let ws = b.terminal("WS", Pattern::Regex(" +".into()), 0);
+    b.ignore(ws);
+    let start = b.nonterminal("start");
+    let seq = b.nonterminal("seq");
+    let elem = b.nonterminal("elem");
+    b.rule(start, vec![lb.into(), seq.into(), rb.into()]);
+    b.rule(seq, vec![elem.into()]);
+    b.rule(seq, vec![seq.into(), comma.into(), elem.into()]);
+    b.rule(elem, vec![s13.into()]);
+    b.rule(elem, vec![s01.into(), s01.into()]);
+    b.rule(elem, vec![s22.into(), bang.into()]);
+    b.rule(elem, vec![pairs.into(), bang.into(), bang.into()]);
+    b.rule(elem, vec![Symbol::T(ab), one.into()]);
+    b.rule(elem, vec![s0.into(), one.into(), one.into()]);
+    b.rule(elem, vec![sp.into(), bang.into(), one.into()]);
+    b.build(start).unwrap()
+}
+
+/// Bytes of texts and canvases: the strings' own (quote, escapes, a surrogate's digits) and
+/// the grammar's punctuation.
+const ALPHABET: &[u8] = b"\"ab\\nu[],!1 ";
+
+fn text() -> impl Strategy<Value = Vec<u8>> {
+    prop::collection::vec(prop::sample::select(ALPHABET.to_vec()), 0..14)
+}
+
+/// Chunks of canvases: short, so that holes meet strings' insides often.
+fn chunk() -> impl Strategy<Value = Vec<u8>> {
+    prop::collection::vec(prop::sample::select(ALPHABET.to_vec()), 0..6)
+}
+
+/// Whether the counted grammar judges `parts` as the unrolled one does, and what that is.
+fn judged_alike(parts: &[&[u8]]) -> CheckVerdict {
+    let text = HoleyText {
+        chunks: parts.iter().map(|p| p.to_vec()).collect(),
+    };
+    let verdict = Checker::new(grammar(true))
+        .unwrap()
+        .check_text(&text)
+        .verdict;
+    let unrolled = Checker::new(grammar(false))
+        .unwrap()
+        .check_text(&text)
+        .verdict;
+    assert_eq!(verdict, unrolled, "{text:?}");
+    verdict
+}
+
+/// A hole that opens a string ending in the chunk after it: `"ab"` is only `S22` (priority 1),
+/// never the literal, so `[□"1]` does not complete. A hole's closure that took the count after
+/// `"ab` for "2 or more" (though the `"(ab)*"` part of that state needs an even count) would
+/// let the literal win at 3 and call it completable.
+#[test]
+fn counts_stay_exact_where_a_parallel_pattern_has_a_period() {
+    use CheckVerdict::{Completable, NotCompletable};
+    assert_eq!(judged_alike(&[b"[", b"\"1]"]), NotCompletable);
+    assert_eq!(judged_alike(&[b"[", b"\"!]"]), Completable);
+    assert_eq!(judged_alike(&[b"[", b"\"!!]"]), Completable);
+    assert_eq!(judged_alike(&[b"[", b"\"11]"]), Completable);
+    assert_eq!(judged_alike(&[b"[\"a", b"b\"1]"]), NotCompletable);
+}
+
+/// Tokens that cross the strings' quotes, escapes and units, then EOS.
+const WORDS: [&str; 17] = [
+    "\"", "a", "b", "ab", "\"a", "b\"", "\\", "n", "\\n", "u", "\"ab\"", "[", "]", ",", "!", "1",
+    " ",
+];
+
+fn vocab() -> Arc<Vocabulary> {
+    let mut bytes: Vec<Vec<u8>> = WORDS.iter().map(|w| w.as_bytes().to_vec()).collect();
+    bytes.push(b"</s>".to_vec());
+    let eos = WORDS.len() as TokenId;
+    Arc::new(Vocabulary::new(bytes, &[eos], &[]))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+
+    /// Valid-token masks at every masked position of token canvases.
+    #[test]
+    fn masks_are_those_of_the_regex(
+        cells in prop::collection::vec(
+            prop::option::weighted(0.6, 0..WORDS.len() as TokenId + 1),
+            1..7,
+        )
+    ) {
+        let v = vocab();
+        let mut counted = Checker::with_vocabulary(grammar(true), v.clone()).unwrap();
+        let mut unrolled = Checker::with_vocabulary(grammar(false), v).unwrap();
+        let canvas = TokenCanvas::new(cells.clone());
+        for p in (0..cells.len()).filter(|&p| cells[p].is_none()) {
+            let a = counted.allowed(&canvas, p).unwrap();
+            let b = unrolled.allowed(&canvas, p).unwrap();
+            prop_assert_eq!(
+                a.mask.ids().collect::<Vec<_>>(),
+                b.mask.ids().collect::<Vec<_>>(),
+                "{:?} at {}", cells, p
+            );
+        }
+    }
+
+    #[test]
+    fn lexing_counts_as_the_regex_does(text in text()) {
+        let counted = Lexicon::new(&grammar(true)).unwrap();
+        let unrolled = Lexicon::new(&grammar(false)).unwrap();
+        prop_assert_eq!(counted.lex(&text), unrolled.lex(&text));
+    }
+
+    #[test]
+    fn canvases_are_judged_as_with_the_regex(chunks in prop::collection::vec(chunk(), 1..=3)) {
+        let text = HoleyText { chunks };
+        let mut counted = Checker::new(grammar(true)).unwrap();
+        let mut unrolled = Checker::new(grammar(false)).unwrap();
+        let verdict = counted.check_text(&text).verdict;
+        prop_assert_eq!(verdict, unrolled.check_text(&text).verdict, "{:?}", text);
+        if verdict == CheckVerdict::Completable {
+            let g = grammar(false);
+            let lx = Lexicon::new(&g).unwrap();
+            let c = counted.complete_text(&text).unwrap().expect("completable canvases complete");
+            prop_assert!(parses(&g, &lx, &c), "{:?} → {:?}", text, String::from_utf8_lossy(&c));
+        }
+    }
+}
+
+/// The checker on one counted string.
+fn one_string(min: u32, max: Option<u32>) -> Checker {
+    let mut b = GrammarBuilder::new();
+    let s = b.terminal(
+        "S",
+        Pattern::JsonString {
+            min,
+            max,
+            regex: None,
+        },
+        0,
+    );
+    let start = b.nonterminal("start");
+    b.rule(start, vec![s.into()]);
+    let g = b.build(start).unwrap();
+    let lx = Lexicon::new(&g).unwrap();
+    assert!(lx.num_states() < 64, "{} states", lx.num_states());
+    Checker::new(g).unwrap()
+}
+
+fn judge(checker: &mut Checker, parts: &[&[u8]]) -> CheckVerdict {
+    let text = HoleyText {
+        chunks: parts.iter().map(|p| p.to_vec()).collect(),
+    };
+    checker.check_text(&text).verdict
+}
+
+fn quoted(n: usize) -> Vec<u8> {
+    [b"\"".to_vec(), vec![b'x'; n], b"\"".to_vec()].concat()
+}
+
+/// Long strings: a bound of 10⁶ costs the lexer nothing (a few dozen states), and holes inside
+/// a string are judged by what the chunks around them already hold.
+#[test]
+fn large_bounds_are_counted_exactly() {
+    use CheckVerdict::{Completable, NotCompletable};
+    let mut huge = one_string(3, Some(1_000_000));
+    assert_eq!(judge(&mut huge, &[&quoted(2)]), NotCompletable);
+    assert_eq!(judge(&mut huge, &[&quoted(3000)]), Completable);
+    assert_eq!(judge(&mut huge, &[b"\"x", b"\""]), Completable);
+    let mut checker = one_string(3, Some(5000));
+    for (n, expected) in [(2, NotCompletable), (3, Completable), (5000, Completable)] {
+        assert_eq!(
+            judge(&mut checker, &[&quoted(n)]),
+            expected,
+            "{n} characters"
+        );
+    }
+    assert_eq!(judge(&mut checker, &[&quoted(5001)]), NotCompletable);
+    // Escapes are one character each; an escaped surrogate pair is one too.
+    let mut three = one_string(3, Some(3));
+    assert_eq!(
+        judge(&mut three, &[b"\"\\n\\u00e9\\ud83d\\ude00\""]),
+        Completable
+    );
+    assert_eq!(
+        judge(&mut three, &[b"\"\\n\\ud83d\\ude00\""]),
+        NotCompletable
+    );
+    // A hole inside: the chunks around it hold 4,999 characters, so the hole may add one; with
+    // 5,001 around it, nothing helps.
+    let open = [b"\"".to_vec(), vec![b'x'; 2500]].concat();
+    let close = |n: usize| [vec![b'y'; n], b"\"".to_vec()].concat();
+    assert_eq!(judge(&mut checker, &[&open, &close(2499)]), Completable);
+    assert_eq!(judge(&mut checker, &[&open, &close(2500)]), Completable);
+    assert_eq!(judge(&mut checker, &[&open, &close(2501)]), NotCompletable);
+    // Two holes, the second after a surrogate's first half: the hole must finish the pair.
+    assert_eq!(judge(&mut three, &[b"\"a", b"\\ud83d", b"\""]), Completable);
+    assert_eq!(
+        judge(&mut three, &[b"\"ab", b"c\\ud83d", b"\""]),
+        NotCompletable
+    );
+}
+
+/// A lexeme that ends inside a counted string's body (here `"a`, a prefix of strings) is a
+/// grammar the lexer cannot count in: a named error, not a wrong answer.
+#[test]
+fn a_lexeme_ending_inside_a_counted_string_is_refused_by_name() {
+    let mut b = GrammarBuilder::new();
+    let s = b.terminal(
+        "S",
+        Pattern::JsonString {
+            min: 0,
+            max: Some(9),
+            regex: None,
+        },
+        0,
+    );
+    let prefix = b.terminal("OPEN_A", Pattern::Literal("\"a".into()), 0);
+    let start = b.nonterminal("start");
+    b.rule(start, vec![s.into()]);
+    b.rule(start, vec![prefix.into()]);
+    let g = b.build(start).unwrap();
+    let e = Lexicon::new(&g).unwrap_err().to_string();
+    assert!(e.contains("OPEN_A") && e.contains("length"), "{e}");
+}
