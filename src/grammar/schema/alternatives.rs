@@ -1,7 +1,8 @@
 //! `anyOf` and `oneOf`: one alternative per item, each merged with the sibling keywords. A
 //! `oneOf` is exact when its alternatives are disjoint by construction (JSON types, a
-//! discriminating property), or when each has a complement (`not`, see [`super::negation`])
-//! that can exclude it from the others; otherwise it is refused.
+//! discriminating property or the types of a property both require, string patterns or
+//! formats whose automata do not intersect), or when each has a complement (`not`, see
+//! [`super::negation`]) that can exclude it from the others; otherwise it is refused.
 
 use serde_json::{Map, Value};
 
@@ -22,24 +23,44 @@ fn pure_ref(item: &Value) -> Option<&str> {
 /// The JSON types, folded as [`possible_types`] folds them.
 const TYPES: [&str; 6] = ["null", "boolean", "object", "array", "number", "string"];
 
-/// Keywords that constrain objects only: a schema of these, `type` and annotations admits every
-/// value of each of its types but `object`.
-const OBJECT_KEYWORDS: &[&str] = &[
-    "properties",
-    "required",
-    "additionalProperties",
-    "patternProperties",
-    "minProperties",
-    "maxProperties",
-    "dependencies",
-    "dependentRequired",
+/// Keywords that constrain values of one type only, with that type: a schema of these, `type`
+/// and annotations admits every value of each of its other types.
+const ONE_TYPE_KEYWORDS: &[(&str, &str)] = &[
+    ("properties", "object"),
+    ("required", "object"),
+    ("additionalProperties", "object"),
+    ("patternProperties", "object"),
+    ("minProperties", "object"),
+    ("maxProperties", "object"),
+    ("dependencies", "object"),
+    ("dependentRequired", "object"),
+    ("pattern", "string"),
+    ("format", "string"),
+    ("minLength", "string"),
+    ("maxLength", "string"),
+    ("items", "array"),
+    ("prefixItems", "array"),
+    ("minItems", "array"),
+    ("maxItems", "array"),
+    ("minimum", "number"),
+    ("maximum", "number"),
+    ("exclusiveMinimum", "number"),
+    ("exclusiveMaximum", "number"),
 ];
+
+/// The one type `keyword` constrains, if it constrains only one.
+fn constrained_type(keyword: &str) -> Option<&'static str> {
+    ONE_TYPE_KEYWORDS
+        .iter()
+        .find(|(k, _)| *k == keyword)
+        .map(|&(_, t)| t)
+}
 
 /// What `oneOf` compares between alternatives, from a flattened schema.
 struct Signature {
     /// The JSON types it admits.
     types: Vec<&'static str>,
-    /// The types of which it admits every value (its other keywords constrain objects only).
+    /// The types of which it admits every value (its keywords constrain other types only).
     free: Vec<&'static str>,
     /// Required properties whose values are listed (`enum`/`const`), with those values.
     discriminators: Vec<(String, Vec<Value>)>,
@@ -50,6 +71,11 @@ struct Signature {
     /// Its declared property names, when no other name may appear (`additionalProperties:
     /// false`, no `patternProperties`).
     closed: Option<Vec<String>>,
+    /// Required properties with the JSON types their own schemas admit.
+    required_types: Vec<(String, Vec<&'static str>)>,
+    /// The regex of the strings it admits, where a `pattern` or `format` constrains them
+    /// (`None`: unconstrained, or not expressible as one regex).
+    strings: Option<String>,
 }
 
 impl Signature {
@@ -62,12 +88,17 @@ impl Signature {
                 listed: None,
                 required: vec![],
                 closed: None,
+                required_types: vec![],
+                strings: None,
             };
         };
         let types = possible_types(m);
-        let object_only = m.keys().all(|k| {
-            k == "type" || OBJECT_KEYWORDS.contains(&k.as_str()) || super::refs::is_annotation(k)
-        });
+        // The types its keywords constrain (`None`: a keyword that may constrain any).
+        let constrained: Option<Vec<&str>> = m
+            .keys()
+            .filter(|k| *k != "type" && !super::refs::is_annotation(k))
+            .map(|k| constrained_type(k))
+            .collect();
         let named = |t: &str| match m.get("type") {
             Some(Value::String(s)) => s == t,
             Some(Value::Array(a)) => a.iter().any(|x| x == t),
@@ -75,14 +106,13 @@ impl Signature {
         };
         // `integer` is folded into `number` but admits only some numbers.
         let only_integers = named("integer") && !named("number");
-        let free = if object_only {
-            types
+        let free = match constrained {
+            Some(constrained) => types
                 .iter()
                 .copied()
-                .filter(|t| *t != "object" && !(*t == "number" && only_integers))
-                .collect()
-        } else {
-            vec![]
+                .filter(|t| !(constrained.contains(t) || (*t == "number" && only_integers)))
+                .collect(),
+            None => vec![],
         };
         let closed = (m.get("additionalProperties") == Some(&Value::Bool(false))
             && !m.contains_key("patternProperties"))
@@ -99,6 +129,8 @@ impl Signature {
             listed: listed(v),
             required: required_names(m).into_iter().map(String::from).collect(),
             closed,
+            required_types: required_types(m),
+            strings: constrained_strings(m),
         }
     }
 
@@ -110,6 +142,11 @@ impl Signature {
         if let (Some(a), Some(b)) = (&self.listed, &other.listed) {
             if !a.iter().any(|x| b.iter().any(|y| json_eq(x, y))) {
                 return false;
+            }
+        }
+        if t == "string" {
+            if let (Some(a), Some(b)) = (&self.strings, &other.strings) {
+                return super::strings::regexes_intersect(a, b);
             }
         }
         if t != "object" {
@@ -127,8 +164,51 @@ impl Signature {
                 .as_ref()
                 .is_some_and(|names| a.required.iter().any(|r| !names.contains(r)))
         };
-        !discriminated && !excluded(self, other) && !excluded(other, self)
+        // A property both require whose schemas admit no common JSON type.
+        let typed_apart = self.required_types.iter().any(|(name, ta)| {
+            other
+                .required_types
+                .iter()
+                .any(|(n, tb)| n == name && !ta.iter().any(|t| tb.contains(t)))
+        });
+        !discriminated && !typed_apart && !excluded(self, other) && !excluded(other, self)
     }
+}
+
+/// The required properties of a flattened object schema with the types their schemas admit
+/// (a superset: [`possible_types`] reads only `type`, `enum` and `const`).
+fn required_types(o: &Map<String, Value>) -> Vec<(String, Vec<&'static str>)> {
+    let Some(props) = o.get("properties").and_then(Value::as_object) else {
+        return vec![];
+    };
+    required_names(o)
+        .into_iter()
+        .filter_map(|name| match props.get(name)? {
+            Value::Object(p) => Some((name.to_string(), possible_types(p))),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The regex of the JSON strings a flattened schema admits, when a `pattern` or an enforced
+/// `format` constrains them (with its length bounds, if a regex can say them).
+fn constrained_strings(o: &Map<String, Value>) -> Option<String> {
+    let pattern = o.get("pattern").and_then(Value::as_str);
+    let format = o
+        .get("format")
+        .and_then(Value::as_str)
+        .filter(|f| super::strings::format_regex(f).is_some());
+    if pattern.is_none() && format.is_none() {
+        return None;
+    }
+    let length = |k: &str| o.get(k).and_then(Value::as_u64);
+    let spec = super::strings::StringSpec {
+        min_length: length("minLength").unwrap_or(0),
+        max_length: length("maxLength"),
+        pattern,
+        format,
+    };
+    super::strings::string_regex(&spec).ok().flatten()
 }
 
 fn required_names(o: &Map<String, Value>) -> Vec<&str> {

@@ -401,10 +401,19 @@ impl<'a> Lowerer<'a> {
         }
         let nt = self.fresh("ref");
         self.refs.insert(tptr.clone(), nt);
-        match self.schema(target, &tptr, depth + 1)? {
-            Some(inner) => self.rule(nt, vec![Symbol::N(inner)], ptr)?,
+        match self.schema(target, &tptr, depth + 1) {
+            Ok(Some(inner)) => self.rule(nt, vec![Symbol::N(inner)], ptr)?,
             // A target that admits nothing: a rule that derives no word keeps the grammar valid.
-            None => self.rule(nt, vec![Symbol::N(nt)], ptr)?,
+            Ok(None) => self.rule(nt, vec![Symbol::N(nt)], ptr)?,
+            Err(e) => {
+                // A caller may recover (a contradiction drops an object member), and rules the
+                // failed lowering left behind may use `nt`: give it a rule that derives nothing,
+                // and let a later use lower the target again.
+                // (Past the rule budget that rule is not added; the budget error goes on.)
+                self.refs.remove(&tptr);
+                let _ = self.rule(nt, vec![Symbol::N(nt)], ptr);
+                return Err(e);
+            }
         }
         Ok(nt)
     }
@@ -415,6 +424,15 @@ impl<'a> Lowerer<'a> {
             Value::Object(o) => o,
             _ => return self.schema(schema, ptr, depth),
         };
+        // Dependencies the object lowering cannot track become alternatives, when merging
+        // them is exact (else they are refused below, as before).
+        if let Some(rewritten) = super::dependencies::as_alternatives(o, |n| self.any_order(n)) {
+            match flatten(self.root, &rewritten, ptr, 0, &mut self.expansions) {
+                Ok(f) => return self.flat(&f, ptr, depth + 1),
+                Err(e) if super::refs::is_contradiction(&e) => return Ok(None),
+                Err(_) => {}
+            }
+        }
         for key in ["anyOf", "oneOf"] {
             if let Some(alts) = o.get(key) {
                 return self.alternatives(o, key, alts, ptr, depth);

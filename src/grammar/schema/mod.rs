@@ -41,6 +41,7 @@
 
 mod alternatives;
 mod containers;
+mod dependencies;
 mod error;
 mod key_patterns;
 mod keywords;

@@ -338,7 +338,7 @@ impl<'a> Lowerer<'a> {
 
     /// Whether an object of `n` declared members takes them in any order: up to
     /// `any_order_up_to`, and never past 20 (2ⁿ states; member sets are `u32` bit sets).
-    fn any_order(&self, n: usize) -> bool {
+    pub(super) fn any_order(&self, n: usize) -> bool {
         n <= self.options.any_order_up_to.min(20)
     }
 

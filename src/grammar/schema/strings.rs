@@ -94,6 +94,52 @@ pub const STANDARD_FORMATS: &[&str] = &[
     "uuid",
 ];
 
+/// The most state pairs [`regexes_intersect`] visits before it answers "maybe".
+const MAX_INTERSECTION_PAIRS: usize = 1 << 16;
+
+/// Whether some text matches both regexes in full: a walk of the product of their DFAs.
+/// Answers `true` ("may intersect") where a DFA cannot be built within the limits of one
+/// pattern or the walk passes [`MAX_INTERSECTION_PAIRS`], so `false` is always exact.
+pub fn regexes_intersect(a: &str, b: &str) -> bool {
+    use regex_automata::dfa::{dense, Automaton};
+    use regex_automata::util::start;
+    use regex_automata::Anchored;
+    let build = |re: &str| {
+        dense::Builder::new()
+            .configure(crate::grammar::automaton_size::pattern_dfa_config())
+            .thompson(crate::grammar::automaton_size::pattern_nfa_config())
+            .build(re)
+            .ok()
+    };
+    let (Some(da), Some(db)) = (build(a), build(b)) else {
+        return true;
+    };
+    let anchored = start::Config::new().anchored(Anchored::Yes);
+    let (Ok(sa), Ok(sb)) = (da.start_state(&anchored), db.start_state(&anchored)) else {
+        return true;
+    };
+    let mut seen: hashbrown::HashSet<_> = [(sa, sb)].into_iter().collect();
+    let mut stack = vec![(sa, sb)];
+    while let Some((x, y)) = stack.pop() {
+        if da.is_match_state(da.next_eoi_state(x)) && db.is_match_state(db.next_eoi_state(y)) {
+            return true;
+        }
+        for byte in 0..=255u8 {
+            let (nx, ny) = (da.next_state(x, byte), db.next_state(y, byte));
+            if da.is_dead_state(nx) || db.is_dead_state(ny) || da.is_quit_state(nx) {
+                continue;
+            }
+            if seen.insert((nx, ny)) {
+                if seen.len() > MAX_INTERSECTION_PAIRS {
+                    return true;
+                }
+                stack.push((nx, ny));
+            }
+        }
+    }
+    false
+}
+
 /// Whether a `format` is one of the [`STANDARD_FORMATS`] (others are annotations).
 pub fn is_standard_format(name: &str) -> bool {
     STANDARD_FORMATS.contains(&name)
@@ -599,5 +645,43 @@ fn strip_markers(h: &Hir) -> Hir {
         HirKind::Concat(s) => Hir::concat(s.iter().map(strip_markers).collect()),
         HirKind::Alternation(s) => Hir::alternation(s.iter().map(strip_markers).collect()),
         _ => h.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::regexes_intersect;
+    use proptest::prelude::*;
+
+    /// Small regexes over `ab`, from pieces that make intersections empty and not.
+    fn regex() -> impl Strategy<Value = String> {
+        let piece = prop::sample::select(vec![
+            "a", "b", "a*", "b*", "(ab)*", "(a|b)", "(a|b)*", "aa", "(bb)*b",
+        ]);
+        prop::collection::vec(piece, 1..4).prop_map(|p| p.concat())
+    }
+
+    fn full(re: &str) -> regex_automata::meta::Regex {
+        regex_automata::meta::Regex::new(&format!("^(?:{re})$")).unwrap()
+    }
+
+    proptest! {
+        /// Against brute force: no text up to 10 bytes matches both when the walk says none,
+        /// and one does when it says some (every such pair has a witness that short here).
+        #[test]
+        fn intersection_agrees_with_brute_force(a in regex(), b in regex()) {
+            let mut texts = vec![String::new()];
+            let mut layer = vec![String::new()];
+            for _ in 0..10 {
+                layer = layer
+                    .iter()
+                    .flat_map(|t| [format!("{t}a"), format!("{t}b")])
+                    .collect();
+                texts.extend(layer.iter().cloned());
+            }
+            let (ra, rb) = (full(&a), full(&b));
+            let witness = texts.iter().any(|t| ra.is_match(t) && rb.is_match(t));
+            prop_assert_eq!(regexes_intersect(&a, &b), witness, "{} & {}", a, b);
+        }
     }
 }
