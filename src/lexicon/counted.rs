@@ -133,25 +133,8 @@ impl CountedStrings {
         } = dfa;
         let closed: Vec<bool> = families.iter().map(|f| f.first() == Some(&0)).collect();
         let n = closed.len();
-        let mut preds: Vec<Vec<u32>> = vec![Vec::new(); n];
-        for s in 1..n {
-            for c in 0..k {
-                let t = trans[s * k + c];
-                if t != DEAD {
-                    preds[t as usize].push(s as u32);
-                }
-            }
-        }
-        let mut alive = closed.clone();
-        let mut stack: Vec<u32> = (0..n as u32).filter(|&s| closed[s as usize]).collect();
-        while let Some(s) = stack.pop() {
-            for &p in &preds[s as usize] {
-                if !alive[p as usize] {
-                    alive[p as usize] = true;
-                    stack.push(p);
-                }
-            }
-        }
+        // The family is alive where its match (a closed state) is still reachable.
+        let alive = super::table::reaching(trans, k, &closed);
         let mut flags = vec![0u8; n];
         for s in 1..n {
             if closed[s] {

@@ -450,9 +450,10 @@ pub(super) fn finish(
     })
 }
 
-/// `extendable[s]`: some successor of `s` reaches a state that may match.
-fn extendable(trans: &[StateId], k: usize, may_match: &[bool]) -> Vec<bool> {
-    let n = may_match.len();
+/// `reach[s]`: `s` is one of `targets` or some path of steps from `s` leads to one (a walk
+/// back from the targets over the table's reversed transitions; `k` classes).
+pub(super) fn reaching(trans: &[StateId], k: usize, targets: &[bool]) -> Vec<bool> {
+    let n = targets.len();
     let mut preds: Vec<Vec<u32>> = vec![Vec::new(); n];
     for s in 1..n {
         for c in 0..k {
@@ -462,8 +463,7 @@ fn extendable(trans: &[StateId], k: usize, may_match: &[bool]) -> Vec<bool> {
             }
         }
     }
-    // reach[s]: s itself or a successor has winners.
-    let mut reach: Vec<bool> = may_match.to_vec();
+    let mut reach: Vec<bool> = targets.to_vec();
     let mut stack: Vec<u32> = (0..n as u32).filter(|&s| reach[s as usize]).collect();
     while let Some(s) = stack.pop() {
         for &p in &preds[s as usize] {
@@ -473,6 +473,13 @@ fn extendable(trans: &[StateId], k: usize, may_match: &[bool]) -> Vec<bool> {
             }
         }
     }
+    reach
+}
+
+/// `extendable[s]`: some successor of `s` reaches a state that may match.
+fn extendable(trans: &[StateId], k: usize, may_match: &[bool]) -> Vec<bool> {
+    let n = may_match.len();
+    let reach = reaching(trans, k, may_match);
     (0..n)
         .map(|s| {
             s != 0 && (0..k).any(|c| reach[trans[s * k + c] as usize] && trans[s * k + c] != DEAD)
