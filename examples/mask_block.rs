@@ -45,12 +45,21 @@ fn main() {
         "{family} {scenario}: block at {start}; canvas check {:?} in {} us ({} states)",
         check.verdict, check.micros, check.dfa_states
     );
-    // Two passes: the first fills the checker's caches (the paths of tokens from each entry
-    // set), the second is what a sampler sees on its next step over the same neighbourhoods.
-    for pass in ["cold", "warm"] {
+    // Three passes: the first fills the checker's caches (the paths of tokens from each entry
+    // set); `warm` computes every position's mask over those caches, the memo of mask answers
+    // emptied before each (what a sampler pays per position where the reading is new);
+    // `block` empties the memo once, so positions read alike share one search (what a sampler
+    // pays for a step's block).
+    for pass in ["cold", "warm", "block"] {
+        if pass == "block" {
+            checker.forget_masks();
+        }
         let t0 = Instant::now();
         for &o in &offsets {
             let p = start + o;
+            if pass == "warm" {
+                checker.forget_masks();
+            }
             let a = checker.allowed(&canvas, p).unwrap();
             println!(
                 "{pass} position {p} (+{o}): {} allowed, {} unknown, {} groups, {} checks{}, {} us",

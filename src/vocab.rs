@@ -148,6 +148,7 @@ pub struct Vocabulary {
     bytes: Vec<Vec<u8>>,
     kinds: Vec<TokenKind>,
     longest: usize,
+    every_byte: bool,
 }
 
 impl Vocabulary {
@@ -181,7 +182,14 @@ impl Vocabulary {
             .map(|(b, _)| b.len())
             .max()
             .unwrap_or(0);
+        let mut single = [false; 256];
+        for (b, &k) in bytes.iter().zip(&kinds) {
+            if let ([byte], TokenKind::Text) = (b.as_slice(), k) {
+                single[*byte as usize] = true;
+            }
+        }
         Vocabulary {
+            every_byte: single.iter().all(|&s| s),
             bytes,
             kinds,
             longest,
@@ -366,6 +374,12 @@ impl Vocabulary {
     pub fn longest(&self) -> usize {
         self.longest
     }
+
+    /// Whether each of the 256 bytes is a text token of its own (byte-level BPE vocabularies:
+    /// Qwen's, GPT-2's). Then one token followed by any text is exactly any non-empty text.
+    pub fn writes_every_byte(&self) -> bool {
+        self.every_byte
+    }
 }
 
 /// A set of vocabulary ids in the layout samplers use: 32-bit words, id `i` is bit `i % 32` of
@@ -395,6 +409,14 @@ impl TokenMask {
     /// Whether `id` is in the set (never for ids outside the vocabulary).
     pub fn contains(&self, id: TokenId) -> bool {
         (id as usize) < self.len && self.words[id as usize / 32] & (1 << (id % 32)) != 0
+    }
+
+    /// Adds every id of `other`, a set over a vocabulary of the same size.
+    pub fn union_with(&mut self, other: &TokenMask) {
+        debug_assert_eq!(self.len, other.len);
+        for (w, o) in self.words.iter_mut().zip(&other.words) {
+            *w |= o;
+        }
     }
 
     /// The number of ids in the set.

@@ -525,3 +525,54 @@ fn a_mask_stays_within_its_time_limit_after_its_search() {
         assert!(allowed.mask.count() + allowed.unknown > 0);
     }
 }
+
+/// Masks answered from the checker's memo (kept by canvas reading) equal masks computed anew,
+/// along walks that fill the block of the benchmarks' canvases one position at a time: the
+/// memo serves the positions deep inside the run, and never an answer of an earlier canvas
+/// whose reading differs.
+#[test]
+fn memo_answers_equal_computed_masks_along_walks() {
+    let (vocab, tok) = token_workload::qwen(root());
+    let mut rng = Rng(31);
+    for (family, spec_end) in [("json", "json+fence"), ("smiles", "smiles+fence")] {
+        for semi_ar in [false, true] {
+            let (mut canvas, start, spec) =
+                token_workload::block_canvas(root(), &vocab, &tok, spec_end, semi_ar);
+            let mut memo = checker(&spec, &vocab);
+            let mut fresh = checker(&spec, &vocab);
+            let what = format!("{family} semi_ar={semi_ar}");
+            for step in 0..4 {
+                let block: Vec<usize> = (start..start + token_workload::BLOCK)
+                    .filter(|&p| canvas.cells[p].is_none())
+                    .collect();
+                let answers = memo.allowed_many(&canvas, &block).unwrap();
+                let served = answers.iter().filter(|a| a.checks == 0).count();
+                if step == 0 {
+                    // 26 of the 32 positions are read alike (at least 3 masks on each side).
+                    assert!(served >= 20, "{what}: {served} masks from the memo");
+                }
+                let mut picked = vec![0, 1, 2, block.len() / 2, block.len() - 1];
+                picked.push(rng.below(block.len()));
+                for i in picked {
+                    fresh.forget_masks();
+                    let computed = fresh.allowed(&canvas, block[i]).unwrap();
+                    let kept = &answers[i];
+                    assert!(computed.checks > 0, "{what}: computed, not served");
+                    assert_eq!(
+                        (kept.mask.count(), kept.unknown),
+                        (computed.mask.count(), computed.unknown),
+                        "{what} step {step}: position {}",
+                        block[i]
+                    );
+                    assert_eq!(kept.mask, computed.mask, "{what} step {step}: {}", block[i]);
+                }
+                // A sampler's step: a random position of the block gets an id of its mask.
+                let i = rng.below(block.len());
+                let ids: Vec<TokenId> = answers[i].mask.ids().collect();
+                assert!(!ids.is_empty(), "{what}: empty mask at {}", block[i]);
+                canvas.cells[block[i]] = Some(ids[rng.below(ids.len())]);
+            }
+            assert!(memo.cache_stats().mask_answers > 0, "{what}");
+        }
+    }
+}

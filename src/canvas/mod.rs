@@ -51,6 +51,12 @@ pub enum HoleKind {
     Token,
     /// One text token or nothing (a masked position that may hold the end of the output).
     TokenOrNone,
+    /// Exactly one byte, any. A token canvas reads a long run of masks as one byte then any
+    /// text (instead of one token then any text) when every byte is a token of its vocabulary
+    /// ([`crate::vocab::Vocabulary::writes_every_byte`]): the two are then the same language,
+    /// and a byte's ways through the lexer from a large entry set are a few dozen where a
+    /// token's are thousands.
+    Byte,
 }
 
 impl HoleyText {

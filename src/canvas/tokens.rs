@@ -21,6 +21,11 @@
 //! vocabulary (every byte a token, every longer token the merge of two) the last hole of one
 //! token adds nothing: any text of at least `k` bytes that splits into at most `k` tokens
 //! splits into exactly `k`.
+//!
+//! Where every byte is a token of its own ([`Vocabulary::writes_every_byte`]), one token then
+//! any text is exactly any non-empty text, and the run is read as one byte
+//! ([`HoleKind::Byte`]) then any text: the same language, whose hole of one byte the lexer
+//! crosses in a few dozen ways where a token from a large entry set takes thousands.
 
 use thiserror::Error;
 
@@ -212,6 +217,9 @@ pub(crate) fn read_tokens(
         let trailing = run_end == end;
         let holes: &[HoleKind] = match (trailing, k <= EXACT_RUN) {
             (false, true) => &[HoleKind::Token; EXACT_RUN][..k],
+            // One token then any text; where every byte is a token, the same language read
+            // more cheaply as one byte then any text.
+            (false, false) if vocab.writes_every_byte() => &[HoleKind::Byte, HoleKind::Any],
             (false, false) => &[HoleKind::Token, HoleKind::Any],
             (true, true) => &[HoleKind::TokenOrNone; EXACT_RUN][..k],
             (true, false) => &[HoleKind::Any],

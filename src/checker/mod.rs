@@ -5,6 +5,7 @@
 //! sampler gives up on the model's proposals. All caches belong to the checker, so checkers of
 //! different grammars never share state.
 
+mod mask_memo;
 mod tokens;
 
 use std::sync::Arc;
@@ -115,6 +116,9 @@ pub struct CacheStats {
     pub chunk_bytes: usize,
     /// Times the tables were emptied because they were crowded.
     pub evictions: u64,
+    /// Exact mask answers kept by the canvas reading they answer (at most 64;
+    /// [`Checker::forget_masks`]).
+    pub mask_answers: usize,
 }
 
 /// Checks canvases against one grammar. See the [module docs](self).
@@ -126,6 +130,8 @@ pub struct Checker {
     budgets: Budgets,
     deadline: Deadline,
     evictions: u64,
+    /// Exact mask answers by the reading they were computed from.
+    memo: mask_memo::MaskMemo,
 }
 
 impl std::fmt::Debug for Checker {
@@ -159,6 +165,7 @@ impl Checker {
             budgets,
             deadline: Deadline::never(),
             evictions: 0,
+            memo: Default::default(),
         };
         // A canvas that is one hole builds the hole set of everything the lexer can reach and
         // its moves, which every later hole starts from: built here, with the grammar, so
@@ -257,7 +264,15 @@ impl Checker {
             chunk_entries: sizes.chunk_entries,
             chunk_bytes: sizes.chunk_bytes,
             evictions: self.evictions,
+            mask_answers: self.memo.len(),
         }
+    }
+
+    /// Forgets the mask answers kept by canvas reading, so that the next mask of every
+    /// position is computed (the lexer's caches stay). Masks are exact either way; this is for
+    /// measuring what a mask costs when its reading is new, and for callers that watch memory.
+    pub fn forget_masks(&mut self) {
+        self.memo.clear();
     }
 
     /// Whether a complete text is a word of the grammar.

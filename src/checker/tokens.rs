@@ -17,6 +17,7 @@ use std::time::Instant;
 
 use hashbrown::{HashMap, HashSet};
 
+use super::mask_memo::{Reading, TextTokens};
 use super::{Check, CheckVerdict, Checker};
 use crate::canvas::tokens::{read_tokens, TokenCanvas, TokenCanvasError, TokenReading};
 use crate::canvas::{HoleKind, HoleyText};
@@ -38,7 +39,8 @@ pub struct Allowed {
     /// entry sets (when decided by checks: the effects checked or left unknown).
     pub effects: usize,
     /// Searches made (one for the marked automaton, or one check per effect; and one for the
-    /// end of output).
+    /// end of output); none for a part answered from the checker's memo of exact answers, kept
+    /// by canvas reading (positions deep inside one long run of masks are read alike).
     pub checks: usize,
     /// Whether the effects were decided by one check each (the one-search route ran out of
     /// budget).
@@ -67,6 +69,7 @@ impl Checker {
     /// [`Checker::allowed`]); builds the vocabulary's trie over this grammar's byte classes.
     pub fn set_vocabulary(&mut self, vocab: std::sync::Arc<Vocabulary>) {
         self.lexer.set_vocabulary(vocab);
+        self.memo.clear();
     }
 
     /// The vocabulary token canvases are read with, if one was set.
@@ -180,10 +183,21 @@ impl Checker {
             .flatten()
             .any(|&id| vocab.kind(id) == Some(TokenKind::Text));
         if let (false, Some(eos)) = (text_after, vocab.eos_ids().next()) {
-            out.checks += 1;
-            let verdict = self
-                .check_tokens_in_place(&canvas.with(position, eos))?
-                .verdict;
+            let verdict = match read_tokens(&canvas.with(position, eos), &vocab, None)? {
+                TokenReading::Broken(_) => CheckVerdict::NotCompletable,
+                TokenReading::Text { text, kinds, .. } => {
+                    let reading = Reading::check(&text, &kinds);
+                    match self.memo.verdict(&reading) {
+                        Some(v) => v,
+                        None => {
+                            out.checks += 1;
+                            let v = self.search_kinds(&text, &kinds).0;
+                            self.memo.keep_verdict(reading, v);
+                            v
+                        }
+                    }
+                }
+            };
             self.tally(&mut out, verdict, vocab.eos_ids());
         }
         if let TokenReading::Text {
@@ -218,7 +232,42 @@ impl Checker {
     /// decided by a check of the canvas with one of its tokens placed: goal-directed checks
     /// stop at the first derivation, so the answer stays exact, at the cost of one check per
     /// effect.
+    ///
+    /// Answered from the memo when the same reading was answered exactly before (every
+    /// position deep inside a long run of masks is read alike; see [`super::mask_memo`]).
     fn text_tokens_allowed(
+        &mut self,
+        placement: Placement<'_>,
+        text: &HoleyText,
+        kinds: &[HoleKind],
+        hole: u32,
+        out: &mut Allowed,
+    ) -> Result<(), TooLarge> {
+        let reading = Reading::mask(text, kinds, hole, matches!(placement, Placement::Text));
+        if let Some(known) = self.memo.mask(&reading) {
+            out.mask.union_with(&known.mask);
+            out.effects += known.effects;
+            return Ok(());
+        }
+        let mut part = Allowed::nothing_yet(out.position, out.mask.vocab_len());
+        self.text_tokens_searched(placement, text, kinds, hole, &mut part)?;
+        out.mask.union_with(&part.mask);
+        out.unknown += part.unknown;
+        out.effects += part.effects;
+        out.checks += part.checks;
+        out.by_checks |= part.by_checks;
+        if part.unknown == 0 {
+            let answer = TextTokens {
+                mask: part.mask,
+                effects: part.effects,
+            };
+            self.memo.keep_mask(reading, answer);
+        }
+        Ok(())
+    }
+
+    /// [`Checker::text_tokens_allowed`], computed.
+    fn text_tokens_searched(
         &mut self,
         placement: Placement<'_>,
         text: &HoleyText,
@@ -239,18 +288,24 @@ impl Checker {
         match built {
             Ok((dfa, marks)) => {
                 out.checks += 1;
-                let useful = self.searcher.useful_states(
+                let wanted: Vec<(u32, u32)> = marks
+                    .iter()
+                    .filter_map(|m| m.from.map(|from| m.to.iter().map(move |&to| (from, to))))
+                    .flatten()
+                    .collect();
+                let used = self.searcher.useful_epsilons(
                     &self.normal,
                     &dfa,
                     self.budgets.search * self.budgets.mask_search_factor,
+                    &wanted,
                 );
                 sets.extend(marks.iter().map(|m| m.set));
-                taken = useful.map(|useful| {
+                taken = used.map(|used| {
                     marks
                         .iter()
                         .filter(|m| {
                             m.from.is_some_and(|from| {
-                                m.to.iter().any(|&to| useful.epsilons.contains(&(from, to)))
+                                m.to.iter().any(|&to| used.contains(&(from, to)))
                             })
                         })
                         .map(|m| (m.set, m.path))
@@ -263,7 +318,11 @@ impl Checker {
         sets.dedup();
         if let Some(taken) = taken {
             // A token is allowed iff, from one of the entry sets, one of its paths is taken.
-            for &set in &sets {
+            // Sets none of whose paths is taken allow nothing: their tokens are not grouped
+            // (after a run of masks the open hole has dozens of entry sets, most of them dead
+            // ends, and grouping one walks the whole vocabulary).
+            let live: HashSet<HoleSetId> = taken.iter().map(|&(set, _)| set).collect();
+            for &set in sets.iter().filter(|&s| live.contains(s)) {
                 if self.deadline.expired() {
                     // The ids allowed so far are; the others are undecided.
                     out.unknown += self.undecided_text_ids(out);

@@ -368,10 +368,14 @@ impl NfaBuilder<'_, '_> {
         }
     }
 
-    /// The union of the paths of every token from the configurations of `set`.
-    fn paths(&mut self, set: HoleSetId) -> Result<Arc<TokenPaths>, TooLarge> {
+    /// The union of the paths of every token (every byte, in a hole of one byte) from the
+    /// configurations of `set` entering hole `k`.
+    fn paths(&mut self, k: u32, set: HoleSetId) -> Result<Arc<TokenPaths>, TooLarge> {
         // A hole of one token without a vocabulary cannot be built: the checker never asks.
         let tokens = self.tokens.as_deref_mut().ok_or(TooLarge)?;
+        if self.w.places.kind(k) == HoleKind::Byte {
+            return tokens.byte_union(self.w.lx, self.w.table, set);
+        }
         tokens.union(self.w.lx, self.w.table, set)
     }
 
@@ -388,7 +392,7 @@ impl NfaBuilder<'_, '_> {
         out: &mut Vec<Pending>,
         eps: &mut Vec<Node>,
     ) -> Result<(), TooLarge> {
-        let paths = self.paths(set)?;
+        let paths = self.paths(k, set)?;
         let marked = self.marked == Some(k);
         let graph = if marked { &paths.trie } else { &paths.dag };
         let n = node.unwrap_or(graph.root);
@@ -522,7 +526,7 @@ impl NfaBuilder<'_, '_> {
 fn hole_node(kind: HoleKind, k: u32, h: HoleSetId) -> Node {
     match kind {
         HoleKind::Any => Node::Hole(k, h),
-        HoleKind::Token | HoleKind::TokenOrNone => Node::Token(k, h),
+        HoleKind::Token | HoleKind::TokenOrNone | HoleKind::Byte => Node::Token(k, h),
     }
 }
 

@@ -307,6 +307,9 @@ pub struct TokenCaches {
     pub vocab: Arc<Vocabulary>,
     pub trie: ClassTrie,
     unions: HashMap<u32, Arc<TokenPaths>>,
+    /// The 256 one-byte strings as a trie, for holes of one byte, and their paths by set.
+    byte_trie: ClassTrie,
+    byte_unions: HashMap<u32, Arc<TokenPaths>>,
     /// Token groups by entry set, for the sets open positions were entered from (each holds
     /// up to every text id, so fewer are kept).
     groups: HashMap<u32, Arc<[TokenGroup]>>,
@@ -320,10 +323,13 @@ impl TokenCaches {
 
     pub fn new(lx: &Lexicon, vocab: Arc<Vocabulary>) -> Self {
         let trie = ClassTrie::new(lx, &vocab);
+        let bytes = Vocabulary::new((0..=255u8).map(|b| vec![b]).collect(), &[], &[]);
         TokenCaches {
             vocab,
             trie,
             unions: HashMap::new(),
+            byte_trie: ClassTrie::new(lx, &bytes),
+            byte_unions: HashMap::new(),
             groups: HashMap::new(),
         }
     }
@@ -331,6 +337,7 @@ impl TokenCaches {
     /// Forgets the paths and groups kept by hole set (when the sets' table is emptied).
     pub fn forget_sets(&mut self) {
         self.unions = HashMap::new();
+        self.byte_unions = HashMap::new();
         self.groups = HashMap::new();
     }
 
@@ -345,6 +352,27 @@ impl TokenCaches {
             return Ok(p.clone());
         }
         Ok(self.walk_set(lx, table, set, false)?.0)
+    }
+
+    /// The union of the paths of every byte from `set`: one configuration after each byte,
+    /// nothing completed inside it (a lexeme a byte ends belongs to the text after it).
+    pub fn byte_union(
+        &mut self,
+        lx: &Lexicon,
+        table: &mut ConfigTable,
+        set: u32,
+    ) -> Result<Arc<TokenPaths>, TooLarge> {
+        if let Some(p) = self.byte_unions.get(&set) {
+            return Ok(p.clone());
+        }
+        let entries = table.hole_set(set).to_vec();
+        let (paths, _) = union_paths(lx, table, &self.byte_trie, &entries)?;
+        let paths = Arc::new(TokenPaths::new(paths));
+        if self.byte_unions.len() >= Self::CAPACITY {
+            self.byte_unions.clear();
+        }
+        self.byte_unions.insert(set, paths.clone());
+        Ok(paths)
     }
 
     /// [`TokenCaches::union`], and the text tokens grouped by the paths they take from `set`.

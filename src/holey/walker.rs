@@ -220,7 +220,9 @@ impl<'a, 't> Walker<'a, 't> {
     fn hole_set(&mut self, k: u32, configs: Vec<ConfigId>) -> Result<HoleSetId, TooLarge> {
         match self.places.kind(k) {
             HoleKind::Any => self.table.hole_closure(self.lx, &configs),
-            HoleKind::Token | HoleKind::TokenOrNone => self.table.intern_set(configs),
+            HoleKind::Token | HoleKind::TokenOrNone | HoleKind::Byte => {
+                self.table.intern_set(configs)
+            }
         }
     }
 

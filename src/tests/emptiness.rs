@@ -102,6 +102,34 @@ proptest! {
         prop_assert_eq!(predicted, bottom_up, "grammar:\n{}", g);
     }
 
+    /// The ε-edges a mask asks about are taken exactly when the whole outside pass says they
+    /// are: the focused pass leaves out only items whose span cannot hold one of them.
+    #[test]
+    fn the_focused_outside_pass_keeps_the_wanted_epsilons(
+        g in arb_grammar(5),
+        d in arb_dfa(5),
+        pick in any::<u64>(),
+    ) {
+        let n = NormalGrammar::from_grammar(&g);
+        let full = Searcher::new().useful_states(&n, &d, DEFAULT_BUDGET);
+        prop_assert!(full.is_some());
+        let full = full.unwrap();
+        let all: Vec<(u32, u32)> = (0..d.num_states() as u32)
+            .flat_map(|p| d.epsilon_successors(p).iter().map(move |&q| (p, q)))
+            .collect();
+        let wanted: Vec<(u32, u32)> = all
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| (pick >> (i % 64)) & 1 == 1)
+            .map(|(_, &e)| e)
+            .collect();
+        let used = Searcher::new().useful_epsilons(&n, &d, DEFAULT_BUDGET, &wanted);
+        prop_assert!(used.is_some());
+        let expected: hashbrown::HashSet<(u32, u32)> =
+            wanted.iter().copied().filter(|e| full.epsilons.contains(e)).collect();
+        prop_assert_eq!(used.unwrap(), expected, "grammar:\n{}", g);
+    }
+
     #[test]
     fn a_searcher_is_reusable(g in arb_grammar(4), d1 in arb_dfa(4), d2 in arb_dfa(4)) {
         let n = NormalGrammar::from_grammar(&g);

@@ -34,12 +34,84 @@ pub struct Useful {
 
 impl Searcher {
     /// The states and ε-edges of `dfa` that some word of `grammar` that `dfa` accepts passes
-    /// through; `None` when `budget` runs out (the inside and outside passes together).
+    /// through; `None` when `budget` runs out (the inside and outside passes together). (The
+    /// oracle of [`Searcher::useful_epsilons`] in the tests; masks ask that instead.)
+    #[cfg(test)]
     pub fn useful_states(
         &mut self,
         grammar: &NormalGrammar,
         dfa: &LexemeDfa,
         budget: u64,
+    ) -> Option<Useful> {
+        self.useful_where(grammar, dfa, budget, |_, _| true)
+    }
+
+    /// Which of the ε-edges `wanted` some word of `grammar` that `dfa` accepts takes; `None`
+    /// when `budget` runs out.
+    ///
+    /// The answer [`Searcher::useful_states`] gives for those edges, with an outside pass that
+    /// walks down only through items whose span can hold one of them: an item `(p, A, q)`
+    /// whose run takes the edge `f → t` has `p` reaching `f` and `t` reaching `q`, and so do
+    /// the items above it, so an item failing that test has no descendant that takes a wanted
+    /// edge. A mask wants the edges out of its open position, a narrow waist between the text
+    /// on its left and on its right: most items (those left of the position, or right of it)
+    /// fail the test, and the outside pass, two thirds of a mask's search in the middle of a
+    /// long run, shrinks with them.
+    pub fn useful_epsilons(
+        &mut self,
+        grammar: &NormalGrammar,
+        dfa: &LexemeDfa,
+        budget: u64,
+        wanted: &[(StateId, StateId)],
+    ) -> Option<HashSet<(StateId, StateId)>> {
+        let n = dfa.num_states();
+        // Forward from the edges' ends, and backward from their starts, over every edge.
+        let mut after = vec![false; n];
+        let mut stack: Vec<StateId> = wanted.iter().map(|&(_, t)| t).collect();
+        while let Some(q) = stack.pop() {
+            if std::mem::replace(&mut after[q as usize], true) {
+                continue;
+            }
+            let by_terminal = dfa.out_edges(q).iter().map(|&e| dfa.edge(e).to);
+            stack.extend(by_terminal.chain(dfa.epsilon_successors(q).iter().copied()));
+        }
+        let mut preds: Vec<Vec<StateId>> = vec![Vec::new(); n];
+        for e in dfa.edges() {
+            preds[e.to as usize].push(e.from);
+        }
+        for p in 0..n as StateId {
+            for &q in dfa.epsilon_successors(p) {
+                preds[q as usize].push(p);
+            }
+        }
+        let mut before = vec![false; n];
+        let mut stack: Vec<StateId> = wanted.iter().map(|&(f, _)| f).collect();
+        while let Some(q) = stack.pop() {
+            if std::mem::replace(&mut before[q as usize], true) {
+                continue;
+            }
+            stack.extend(preds[q as usize].iter().copied());
+        }
+        let relevant = |p: StateId, q: StateId| before[p as usize] && after[q as usize];
+        let useful = self.useful_where(grammar, dfa, budget, relevant)?;
+        Some(
+            wanted
+                .iter()
+                .copied()
+                .filter(|e| useful.epsilons.contains(e))
+                .collect(),
+        )
+    }
+
+    /// The outside pass of [`Searcher::useful_states`] through the items `(p, A, q)` for
+    /// which `relevant(p, q)` holds (and the goal items that do): the states and ε-edges of
+    /// those items, which are all of them when `relevant` always holds.
+    fn useful_where(
+        &mut self,
+        grammar: &NormalGrammar,
+        dfa: &LexemeDfa,
+        budget: u64,
+        relevant: impl Fn(StateId, StateId) -> bool,
     ) -> Option<Useful> {
         // Exhaustive: the order does not matter, and prediction only leaves items out.
         self.reset(grammar, dfa, budget, false, true);
@@ -60,6 +132,10 @@ impl Searcher {
         // part of the run, though no item ends there.
         let mut moved: Vec<StateId> = Vec::new();
         let mut epsilons: HashSet<(StateId, StateId)> = HashSet::new();
+        goals.retain(|&k| {
+            let (p, _, q) = unkey(k);
+            relevant(p, q)
+        });
         let mut useful: HashSet<ItemKey> = goals.iter().copied().collect();
         let mut stack = goals;
         let mut work = self.stats.work;
@@ -124,7 +200,8 @@ impl Searcher {
                 next_clock = work + 0x1000;
             }
             for k2 in found {
-                if useful.insert(k2) {
+                let (p2, _, q2) = unkey(k2);
+                if relevant(p2, q2) && useful.insert(k2) {
                     stack.push(k2);
                 }
             }
