@@ -365,14 +365,8 @@ impl TokenCaches {
         if let Some(p) = self.byte_unions.get(&set) {
             return Ok(p.clone());
         }
-        let entries = table.hole_set(set).to_vec();
-        let (paths, _) = union_paths(lx, table, &self.byte_trie, &entries)?;
-        let paths = Arc::new(TokenPaths::new(paths));
-        if self.byte_unions.len() >= Self::CAPACITY {
-            self.byte_unions.clear();
-        }
-        self.byte_unions.insert(set, paths.clone());
-        Ok(paths)
+        let (paths, _) = paths_from(lx, table, &self.byte_trie, set)?;
+        Ok(keep(&mut self.byte_unions, Self::CAPACITY, set, paths))
     }
 
     /// [`TokenCaches::union`], and the text tokens grouped by the paths they take from `set`.
@@ -398,23 +392,37 @@ impl TokenCaches {
         set: u32,
         keep_groups: bool,
     ) -> Result<(Arc<TokenPaths>, Option<Arc<[TokenGroup]>>), TooLarge> {
-        let entries = table.hole_set(set).to_vec();
-        let (paths, groups) = union_paths(lx, table, &self.trie, &entries)?;
-        let paths = Arc::new(TokenPaths::new(paths));
-        if self.unions.len() >= Self::CAPACITY {
-            self.unions.clear();
-        }
-        self.unions.insert(set, paths.clone());
+        let (paths, groups) = paths_from(lx, table, &self.trie, set)?;
+        let paths = keep(&mut self.unions, Self::CAPACITY, set, paths);
         if !keep_groups {
             return Ok((paths, None));
         }
-        let groups: Arc<[TokenGroup]> = groups.into();
-        if self.groups.len() >= Self::GROUPS_CAPACITY {
-            self.groups.clear();
-        }
-        self.groups.insert(set, groups.clone());
+        let groups = keep(&mut self.groups, Self::GROUPS_CAPACITY, set, groups.into());
         Ok((paths, Some(groups)))
     }
+}
+
+/// One walk of `trie` from the configurations of hole set `set`: the union of their paths,
+/// with its graphs, and the tokens grouped by the paths they take.
+fn paths_from(
+    lx: &Lexicon,
+    table: &mut ConfigTable,
+    trie: &ClassTrie,
+    set: u32,
+) -> Result<(Arc<TokenPaths>, Vec<TokenGroup>), TooLarge> {
+    let entries = table.hole_set(set).to_vec();
+    let (paths, groups) = union_paths(lx, table, trie, &entries)?;
+    Ok((Arc::new(TokenPaths::new(paths)), groups))
+}
+
+/// Keeps `value` for `set` in `cache` (emptied first when it holds `capacity` entries), and
+/// gives it back.
+fn keep<V: Clone>(cache: &mut HashMap<u32, V>, capacity: usize, set: u32, value: V) -> V {
+    if cache.len() >= capacity {
+        cache.clear();
+    }
+    cache.insert(set, value.clone());
+    value
 }
 
 #[cfg(test)]
