@@ -319,7 +319,7 @@ fn bad_input_names_its_pointer() {
     assert_eq!(p(e).as_deref(), Some("/uniqueItems"));
     let e = error(json!({"properties": {"n": {"type": "number", "multipleOf": 3}}}));
     assert_eq!(p(e).as_deref(), Some("/properties/n/multipleOf"));
-    let e = error(json!({"type": "string", "format": "hostname"}));
+    let e = error(json!({"type": "string", "format": "duration"}));
     assert!(matches!(&e, SchemaError::Unsupported { keyword, .. } if keyword == "format"));
     let e = error(json!({"type": "array", "minItems": 100000}));
     assert!(matches!(e, SchemaError::Budget { .. }), "{e}");
@@ -340,8 +340,8 @@ fn lenient_mode_warns_and_drops_what_it_cannot_enforce() {
         "type": "object",
         "properties": {
             "tags": {"type": "array", "uniqueItems": true, "items": {"type": "string"}},
-            "n": {"type": "number", "multipleOf": 5},
-            "h": {"type": "string", "format": "hostname"}
+            "n": {"type": "number", "multipleOf": 7},
+            "h": {"type": "string", "format": "duration"}
         },
         "not": {"properties": {"x": {"pattern": "^x"}}}
     });
@@ -972,7 +972,7 @@ fn unknown_formats_are_annotations_as_the_oracle_reads_them() {
     for schema in &schemas {
         assert_agrees_with_jsonschema(schema, &texts);
     }
-    for standard in ["hostname", "ipv6", "duration"] {
+    for standard in ["duration", "idn-hostname", "uri-template"] {
         let e = error(json!({"type": "string", "format": standard}));
         assert!(
             matches!(&e, SchemaError::Unsupported { keyword, .. } if keyword == "format"),
@@ -1218,4 +1218,199 @@ fn dependencies_as_alternatives_agree_with_jsonschema() {
         object(&[0, 1, 2, 4, 5, 6, 8, 9]),
     ];
     assert_agrees_with_jsonschema(&ordered, &texts);
+}
+
+/// Issue 18: `multipleOf` with decimal steps (`0.01`, `0.25`, `2.5`), steps whose multiples end
+/// alike (`10`, `4` unbounded: the integer part's last digits decide), any step between near
+/// bounds (`7` from 0 to 100, `16` from -2032 to 2031), beside `enum`, and two steps merged by `allOf` — judged as the
+/// `jsonschema` crate judges them on numerals without exponent of at most 15 significant
+/// digits (the forms lacuna admits), and never valid where the oracle says not on the others.
+#[test]
+fn multiples_agree_with_jsonschema() {
+    let schemas = [
+        json!({"type": "number", "multipleOf": 0.01}),
+        json!({"type": ["number", "null"], "multipleOf": 0.01, "minimum": 0}),
+        json!({"type": "number", "multipleOf": 0.25, "exclusiveMinimum": -3, "maximum": 1000}),
+        json!({"type": "number", "multipleOf": 2.5}),
+        json!({"type": "integer", "multipleOf": 2.5, "minimum": 0}),
+        json!({"multipleOf": 10}),
+        json!({"type": "integer", "multipleOf": 4, "exclusiveMaximum": 0}),
+        json!({"type": "number", "multipleOf": 16, "minimum": -2032, "maximum": 2031}),
+        json!({"type": "number", "multipleOf": 7, "minimum": 0, "maximum": 100}),
+        json!({"type": "number", "multipleOf": 0.1, "minimum": -5, "maximum": 5}),
+        json!({"enum": [1, 2, 2.5, 3, 4.0, "x"], "multipleOf": 2}),
+        json!({"allOf": [{"multipleOf": 0.5}, {"multipleOf": 0.2}, {"type": "number"}]}),
+    ];
+    let mut admitted: Vec<String> = vec![];
+    for i in [
+        0, 1, 2, 3, 5, 7, 10, 14, 15, 16, 20, 25, 32, 49, 98, 100, 105, 999, 1000, 1070468,
+    ] {
+        for f in [
+            "", ".0", ".00", ".5", ".50", ".25", ".75", ".2", ".1", ".01", ".07", ".05", ".125",
+            ".99", ".001", ".0001", ".250",
+        ] {
+            admitted.push(format!("{i}{f}"));
+            admitted.push(format!("-{i}{f}"));
+        }
+    }
+    admitted.extend(["123456789012.34", "-0.0"].map(String::from));
+    // Exponents, and more than 15 - d integer digits for a step of d places.
+    let others = [
+        "12345678901234.5",
+        "1e1",
+        "2.5e0",
+        "1E2",
+        "1.5e1",
+        "25e-1",
+        "1e-2",
+        "0.01e2",
+        "1234567890123456.75",
+        "12345678901234.567",
+        "9007199254740993",
+        "100000000000000000",
+        "\"x\"",
+        "null",
+    ];
+    for schema in &schemas {
+        assert_agrees_with_jsonschema(schema, &admitted);
+        let oracle = jsonschema::validator_for(schema).unwrap();
+        let mut ch = checker(schema.clone());
+        for text in others {
+            let value: serde_json::Value = serde_json::from_str(text).unwrap();
+            if ch.accepts(text.as_bytes()) {
+                assert!(oracle.is_valid(&value), "{schema} accepts {text}");
+            }
+        }
+    }
+    // Wide ranges of steps whose divisibility is no short regular language are refused, by
+    // pointer; lenient mode drops them with a warning.
+    for schema in [
+        json!({"multipleOf": 7}),
+        json!({"multipleOf": 16}),
+        json!({"properties": {"n": {"type": "integer", "multipleOf": 3, "minimum": 0}}}),
+        json!({"allOf": [{"multipleOf": 4}, {"multipleOf": 6}]}),
+        json!({"multipleOf": 1e-20}),
+    ] {
+        match error(schema.clone()) {
+            SchemaError::Unsupported { keyword, .. } => assert_eq!(keyword, "multipleOf"),
+            e => panic!("{schema}: {e}"),
+        }
+    }
+    let e = error(json!({"properties": {"n": {"multipleOf": 3}}}));
+    assert!(e.to_string().contains("/properties/n/multipleOf"), "{e}");
+}
+
+/// Issue 18: `format: hostname` and `ipv6` as the `jsonschema` crate asserts them (RFC 1123
+/// labels, at most 253 characters; `std::net::Ipv6Addr`), on every string of up to 6
+/// characters over a small alphabet and on edge cases; a Punycode A-label (`xn--…`), which the
+/// oracle decodes, is never accepted where the oracle says not (lacuna admits none).
+#[test]
+fn hostnames_and_ipv6_agree_with_jsonschema() {
+    let judge = |schema: &serde_json::Value, texts: &[String], exact: &dyn Fn(&str) -> bool| {
+        let oracle = jsonschema::options()
+            .should_validate_formats(true)
+            .build(schema)
+            .unwrap();
+        let mut ch = checker(schema.clone());
+        for t in texts {
+            let text = serde_json::to_string(t).unwrap();
+            let valid = oracle.is_valid(&serde_json::Value::String(t.clone()));
+            let accepted = ch.accepts(text.as_bytes());
+            if exact(t) {
+                assert_eq!(accepted, valid, "{schema} on {text}");
+            } else {
+                assert!(!accepted || valid, "{schema} accepts {text}");
+            }
+        }
+    };
+    let mut names: Vec<String> = vec![String::new()];
+    let mut layer = vec![String::new()];
+    for _ in 0..6 {
+        layer = layer
+            .iter()
+            .flat_map(|t| ["a", "-", ".", "1", "X"].map(|c| format!("{t}{c}")))
+            .collect();
+        names.extend(layer.iter().cloned());
+    }
+    let label = |n: usize| "a".repeat(n);
+    names.extend([
+        "localhost".into(),
+        "xn--bcher-kva.example".into(),
+        "xn--a".into(),
+        "XN--bcher-kva".into(),
+        "ab--c".into(),
+        "a-b--c".into(),
+        "1.2.3.4".into(),
+        "a_b".into(),
+        "é.com".into(),
+        label(63),
+        label(64),
+        format!("{}.{}", label(63), label(63)),
+        [label(63), label(63), label(63), label(61)].join("."),
+        [label(63), label(63), label(63), label(62)].join("."),
+    ]);
+    let a_label = |t: &str| t.split('.').any(|l| l.starts_with("xn--"));
+    judge(
+        &json!({"type": "string", "format": "hostname"}),
+        &names,
+        &|t| !a_label(t),
+    );
+    judge(
+        &json!({"type": "string", "format": "hostname", "maxLength": 5}),
+        &names,
+        &|t| !a_label(t),
+    );
+    let groups = [
+        "0",
+        "1",
+        "ff",
+        "FFFF",
+        "abcd",
+        "12345",
+        "g",
+        "1.2.3.4",
+        "256.1.1.1",
+        "01.2.3.4",
+    ];
+    let mut addrs: Vec<String> = vec![];
+    for n in 0..=9 {
+        for gap in 0..=n + 1 {
+            for (i, g) in groups.iter().enumerate() {
+                let mut parts: Vec<&str> = (0..n).map(|k| groups[(i + k) % 5]).collect();
+                if n > 0 {
+                    parts[n - 1] = g;
+                }
+                let head = parts[..gap.min(n)].join(":");
+                let tail = parts[gap.min(n)..].join(":");
+                addrs.push(format!("{head}:{tail}"));
+                addrs.push(format!("{head}::{tail}"));
+                addrs.push(parts.join(":"));
+            }
+        }
+    }
+    addrs.extend(
+        [
+            ":::",
+            "::1::",
+            "1:::2",
+            "::",
+            "::ffff:1.2.3.4",
+            "fe80::1%eth0",
+            ":1",
+            "1:",
+            "[::1]",
+        ]
+        .map(String::from),
+    );
+    judge(
+        &json!({"type": "string", "format": "ipv6"}),
+        &addrs,
+        &|_| true,
+    );
+    judge(
+        &json!({"anyOf": [{"format": "hostname"}, {"format": "ipv4"}, {"format": "ipv6"}],
+                "type": "string"}),
+        &names.iter().chain(&addrs).cloned().collect::<Vec<_>>(),
+        &|t| !a_label(t),
+    );
 }

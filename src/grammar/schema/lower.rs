@@ -12,6 +12,7 @@ use hashbrown::HashMap;
 use serde_json::{Map, Value};
 
 use super::error::{push_pointer, SchemaError, SchemaWarning};
+use super::multiples::Step;
 use super::refs::{flatten, kind_name, resolve, Expansions, UNSUPPORTED};
 pub use super::sites::StringSite;
 use super::strings::ANY_STRING;
@@ -533,7 +534,9 @@ impl<'a> Lowerer<'a> {
                     v == &Value::Bool(false)
                         || o.get("maxItems").and_then(as_count).is_some_and(|m| m <= 1)
                 }
-                "multipleOf" => v.as_f64() == Some(1.0),
+                // Enforced by the number lexeme (or refused there, with the reason) and by the
+                // filter of `enum` values.
+                "multipleOf" => v.as_number().and_then(Step::from_json).is_some(),
                 "minContains" | "maxContains" => !o.contains_key("contains"),
                 "then" | "else" => !o.contains_key("if"),
                 "if" => !o.contains_key("then") && !o.contains_key("else"),

@@ -46,6 +46,7 @@ mod error;
 mod key_patterns;
 mod keywords;
 mod lower;
+mod multiples;
 mod negation;
 mod numbers;
 mod objects;

@@ -48,9 +48,8 @@ pub fn number_regex(lo: Option<Bound>, hi: Option<Bound>, integer: bool) -> Opti
             ANY_NUMBER.to_string()
         });
     }
-    let allowed = if integer { ZERO } else { BOTH };
     let mut alts = vec![];
-    if let Some(r) = side(lo, hi, allowed) {
+    if let Some(r) = side(lo, hi, integer) {
         alts.push(r);
     }
     // Negative numbers: x = -y, so x ≥ L ⟺ y ≤ -L and x ≤ U ⟺ y ≥ -U.
@@ -58,7 +57,7 @@ pub fn number_regex(lo: Option<Bound>, hi: Option<Bound>, integer: bool) -> Opti
         value: -b.value,
         exclusive: b.exclusive,
     };
-    if let Some(r) = side(hi.map(neg), lo.map(neg), allowed) {
+    if let Some(r) = side(hi.map(neg), lo.map(neg), integer) {
         alts.push(format!("-{r}"));
     }
     if alts.is_empty() {
@@ -69,8 +68,47 @@ pub fn number_regex(lo: Option<Bound>, hi: Option<Bound>, integer: bool) -> Opti
 }
 
 /// Unsigned lexemes `I(.F)?` whose value y satisfies `lo ≤ y ≤ hi` (each bound optional,
-/// inclusive or exclusive), with fractions restricted to `allowed`.
-fn side(lo: Option<Bound>, hi: Option<Bound>, allowed: u8) -> Option<String> {
+/// inclusive or exclusive; `integer`: integral y only).
+fn side(lo: Option<Bound>, hi: Option<Bound>, integer: bool) -> Option<String> {
+    let alts: Vec<String> = segments(lo, hi, integer)
+        .into_iter()
+        .map(|s| {
+            let digits = unsigned_range(s.lo as u128, s.hi.map(|b| b as u128));
+            let frac = match (s.zero, s.nonzero) {
+                _ if s.whole_only => "",
+                (true, true) => r"(\.[0-9]+)?",
+                (true, false) => r"(\.0+)?",
+                _ => r"\.[0-9]*[1-9][0-9]*",
+            };
+            format!("({digits}){frac}")
+        })
+        .collect();
+    if alts.is_empty() {
+        None
+    } else {
+        Some(format!("({})", alts.join("|")))
+    }
+}
+
+/// A range of integer parts `lo..=hi` (`hi = None`: unbounded) of unsigned numbers within
+/// bounds, and the fractions numbers with those integer parts may have.
+#[derive(Copy, Clone, Debug)]
+pub struct Segment {
+    pub lo: i128,
+    pub hi: Option<i128>,
+    /// A zero fraction (or none) is within the bounds.
+    pub zero: bool,
+    /// A nonzero fraction is within the bounds.
+    pub nonzero: bool,
+    /// From 2⁵³ on: the number is written without any fraction.
+    pub whole_only: bool,
+}
+
+/// The integer parts of the unsigned numbers `lo ≤ y ≤ hi` (each bound optional, inclusive or
+/// exclusive; `integer`: integral `y` only), cut where the admitted fractions change, in
+/// increasing order, none empty.
+pub fn segments(lo: Option<Bound>, hi: Option<Bound>, integer: bool) -> Vec<Segment> {
+    let allowed = if integer { ZERO } else { BOTH };
     let fracs = |i: i128| -> u8 {
         let low = match lo {
             None => BOTH,
@@ -107,37 +145,32 @@ fn side(lo: Option<Bound>, hi: Option<Bound>, allowed: u8) -> Option<String> {
     }
     points.sort_unstable();
     points.dedup();
-    let mut segments: Vec<(i128, Option<i128>)> = vec![];
+    let mut cuts: Vec<(i128, Option<i128>)> = vec![];
     let mut start = 0i128;
     for &p in &points {
         if p > start {
-            segments.push((start, Some(p - 1)));
+            cuts.push((start, Some(p - 1)));
         }
-        segments.push((p, Some(p)));
+        cuts.push((p, Some(p)));
         start = p + 1;
     }
-    segments.push((start, None));
-    let mut alts = vec![];
-    for (a, b) in segments {
+    cuts.push((start, None));
+    let mut out = vec![];
+    for (a, b) in cuts {
         let f = fracs(a);
         let whole_only = beyond_floats && a >= EXACT_IN_F64;
         if f == 0 || (whole_only && f & ZERO == 0) {
             continue;
         }
-        let digits = unsigned_range(a as u128, b.map(|b| b as u128));
-        let frac = match f {
-            _ if whole_only => "",
-            BOTH => r"(\.[0-9]+)?",
-            ZERO => r"(\.0+)?",
-            _ => r"\.[0-9]*[1-9][0-9]*",
-        };
-        alts.push(format!("({digits}){frac}"));
+        out.push(Segment {
+            lo: a,
+            hi: b,
+            zero: f & ZERO != 0,
+            nonzero: f & NONZERO != 0,
+            whole_only,
+        });
     }
-    if alts.is_empty() {
-        None
-    } else {
-        Some(format!("({})", alts.join("|")))
-    }
+    out
 }
 
 /// Regex of the decimal numerals (no leading zeros) of the integers in `[a, b]` (`b = None`:

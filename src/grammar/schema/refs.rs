@@ -7,6 +7,7 @@ use serde_json::{Map, Value};
 
 use super::error::{push_pointer, SchemaError};
 use super::keywords::check_shapes;
+use super::multiples::Step;
 
 /// How deep `$ref`/`allOf` chains are followed while merging (a cycle hits this).
 pub const MAX_MERGE_DEPTH: usize = 32;
@@ -474,6 +475,23 @@ pub fn merge(a: &Value, b: &Value, ptr: &str) -> Result<Value, SchemaError> {
                     }
                 }
                 Value::Array(alts)
+            }
+            // Multiples of both steps: multiples of their least common multiple.
+            "multipleOf" => {
+                let steps = av
+                    .as_number()
+                    .and_then(Step::from_json)
+                    .zip(bv.as_number().and_then(Step::from_json));
+                match steps.and_then(|(x, y)| x.lcm(y)) {
+                    Some(l) => serde_json::from_str(&l.to_string())
+                        .map_err(|e| err(format!("`multipleOf` {l}: {e}")))?,
+                    None => {
+                        return Err(err(format!(
+                            "two different values of `multipleOf` ({av} and {bv}) cannot be \
+                             combined into one step"
+                        )))
+                    }
+                }
             }
             "nullable" => Value::Bool(av.as_bool() == Some(true) && bv.as_bool() == Some(true)),
             // Both sides' dependencies hold: united, a shared trigger's names too (they are

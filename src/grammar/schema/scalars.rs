@@ -7,11 +7,12 @@ use serde_json::{Map, Value};
 
 use super::error::{push_pointer, SchemaError};
 use super::lower::{Lowerer, StringSite};
+use super::multiples::{multiple_regex, Step, MAX_DIGITS};
 use super::numbers::{number_regex, Bound};
 use super::refs::json_eq;
 use super::strings::{
-    format_regex, is_standard_format, literal_regex, pattern_matches, string_pattern, StringIssue,
-    StringSpec,
+    format_matcher, is_standard_format, literal_regex, pattern_matches, string_pattern,
+    StringIssue, StringSpec,
 };
 use crate::grammar::Symbol;
 
@@ -68,7 +69,26 @@ impl<'a> Lowerer<'a> {
             }
         }
         let name = if integer { "INTEGER" } else { "NUMBER" };
-        Ok(number_regex(lo, hi, integer).map(|re| self.regex(name, re)))
+        let step = o.get("multipleOf").and_then(Value::as_number);
+        let re = match step.map(|n| (n, Step::from_json(n))) {
+            None => number_regex(lo, hi, integer),
+            Some((_, Some(step))) => match multiple_regex(lo, hi, integer, step) {
+                Ok(re) => re,
+                Err(why) => {
+                    self.unsupported(&push_pointer(ptr, "multipleOf"), "multipleOf", &why)?;
+                    number_regex(lo, hi, integer)
+                }
+            },
+            Some((n, None)) => {
+                self.unsupported(
+                    &push_pointer(ptr, "multipleOf"),
+                    "multipleOf",
+                    &format!("{n} is not a positive decimal of at most {MAX_DIGITS} digits"),
+                )?;
+                number_regex(lo, hi, integer)
+            }
+        };
+        Ok(re.map(|re| self.regex(name, re)))
     }
 
     /// One bound as an integral [`Bound`]. Integer schemas round non-integral bounds inward
@@ -270,11 +290,9 @@ impl<'a> Lowerer<'a> {
                     }
                     let format = o.get("format").and_then(Value::as_str);
                     if let Some(f) = format.filter(|f| is_standard_format(f)) {
-                        match format_regex(f) {
-                            Some(re) => {
-                                let re = regex_automata::meta::Regex::new(&format!("^(?:{re})$"))
-                                    .expect("format regexes compile");
-                                if !re.is_match(s) {
+                        match format_matcher(f) {
+                            Some(m) => {
+                                if !m.is_match(s) {
                                     continue;
                                 }
                             }
@@ -303,7 +321,11 @@ impl<'a> Lowerer<'a> {
                             f > m
                         }
                     }) || num("exclusiveMinimum").is_some_and(|m| f <= m)
-                        || num("exclusiveMaximum").is_some_and(|m| f >= m);
+                        || num("exclusiveMaximum").is_some_and(|m| f >= m)
+                        || o.get("multipleOf")
+                            .and_then(Value::as_number)
+                            .and_then(Step::from_json)
+                            .is_some_and(|step| !step.divides(n));
                     if bad {
                         continue;
                     }
