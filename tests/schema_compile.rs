@@ -319,7 +319,7 @@ fn bad_input_names_its_pointer() {
     assert_eq!(p(e).as_deref(), Some("/uniqueItems"));
     let e = error(json!({"properties": {"n": {"type": "number", "multipleOf": 3}}}));
     assert_eq!(p(e).as_deref(), Some("/properties/n/multipleOf"));
-    let e = error(json!({"type": "string", "format": "duration"}));
+    let e = error(json!({"type": "string", "format": "uri-template"}));
     assert!(matches!(&e, SchemaError::Unsupported { keyword, .. } if keyword == "format"));
     let e = error(json!({"type": "array", "minItems": 100000}));
     assert!(matches!(e, SchemaError::Budget { .. }), "{e}");
@@ -341,7 +341,7 @@ fn lenient_mode_warns_and_drops_what_it_cannot_enforce() {
         "properties": {
             "tags": {"type": "array", "uniqueItems": true, "items": {"type": "string"}},
             "n": {"type": "number", "multipleOf": 7},
-            "h": {"type": "string", "format": "duration"}
+            "h": {"type": "string", "format": "uri-template"}
         },
         "not": {"properties": {"x": {"pattern": "^x"}}}
     });
@@ -972,7 +972,7 @@ fn unknown_formats_are_annotations_as_the_oracle_reads_them() {
     for schema in &schemas {
         assert_agrees_with_jsonschema(schema, &texts);
     }
-    for standard in ["duration", "idn-hostname", "uri-template"] {
+    for standard in ["idn-hostname", "uri-template", "iri"] {
         let e = error(json!({"type": "string", "format": standard}));
         assert!(
             matches!(&e, SchemaError::Unsupported { keyword, .. } if keyword == "format"),
@@ -1413,4 +1413,65 @@ fn hostnames_and_ipv6_agree_with_jsonschema() {
         &names.iter().chain(&addrs).cloned().collect::<Vec<_>>(),
         &|t| !a_label(t),
     );
+}
+
+/// Issue 18: `format: duration`, `json-pointer` and `relative-json-pointer` as the `jsonschema`
+/// crate asserts them, on every string of up to 5 characters over their alphabets and on
+/// characters a JSON string must escape.
+#[test]
+fn durations_and_json_pointers_agree_with_jsonschema() {
+    let words = |alphabet: &[&str], len: usize, extra: &[&str]| {
+        let mut all = vec![String::new()];
+        let mut layer = vec![String::new()];
+        for _ in 0..len {
+            layer = layer
+                .iter()
+                .flat_map(|t| alphabet.iter().map(move |c| format!("{t}{c}")))
+                .collect();
+            all.extend(layer.iter().cloned());
+        }
+        all.extend(extra.iter().map(|s| s.to_string()));
+        all
+    };
+    let durations = words(
+        &["P", "1", "Y", "M", "W", "D", "T", "H", "S"],
+        5,
+        &[
+            "P1Y2M3DT4H5M6S",
+            "P1Y2M3DT4H6S",
+            "P12W",
+            "P1WT1H",
+            "P0010D",
+            "PT36H",
+            "P1.5Y",
+        ],
+    );
+    let pointers = words(
+        &["/", "~", "0", "1", "a", "#", "\"", "é", "\n"],
+        5,
+        &["/a~1b/c~0d", "/~2", "10/a", "0#", "01#", "/foo/0/bar"],
+    );
+    for (format, texts) in [
+        ("duration", &durations),
+        ("json-pointer", &pointers),
+        ("relative-json-pointer", &pointers),
+    ] {
+        let schema = json!({"type": "string", "format": format});
+        let oracle = jsonschema::options()
+            .should_validate_formats(true)
+            .build(&schema)
+            .unwrap();
+        let mut ch = checker(schema.clone());
+        for t in texts.iter() {
+            let text = serde_json::to_string(t).unwrap();
+            let valid = oracle.is_valid(&serde_json::Value::String(t.clone()));
+            assert_eq!(ch.accepts(text.as_bytes()), valid, "{format} on {text}");
+        }
+        // Other encodings of the same string are not admitted (strings under a format take
+        // the canonical encoding); serde_json's one is.
+        if format == "json-pointer" {
+            assert!(ch.accepts(br#""/a\"b""#));
+            assert!(ch.accepts(br#""/a\nb""#));
+        }
+    }
 }

@@ -45,7 +45,8 @@ pub struct StringSpec<'a> {
     pub format: Option<&'a str>,
 }
 
-/// Formats that are enforced, with the regex of their (decoded = encoded, ASCII) text.
+/// Formats enforced by a regex of ASCII text (the same decoded and encoded). `json-pointer` and
+/// `relative-json-pointer`, whose text is any character, are enforced too ([`format_regex`]).
 pub const FORMATS: &[(&str, &str)] = &[
     ("date", DATE),
     ("time", TIME),
@@ -56,6 +57,13 @@ pub const FORMATS: &[(&str, &str)] = &[
     ("ipv4", IPV4),
     ("ipv6", IPV6),
     ("hostname", HOSTNAME),
+    ("duration", DURATION),
+];
+
+/// Formats whose regex is over decoded text (any character), encoded like a `pattern`.
+const DECODED_FORMATS: &[(&str, &str)] = &[
+    ("json-pointer", JSON_POINTER),
+    ("relative-json-pointer", RELATIVE_JSON_POINTER),
 ];
 
 // Leap years (for 02-29): `YY(0[48]|[2468][048]|[13579][26])` or `(0[48]|...)00`.
@@ -79,6 +87,14 @@ const IPV6: &str = "(?:(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1
 /// those as IDNA A-labels (`xn--…`, Punycode, RFC 5891), which this regex does not admit. The
 /// whole name has at most [`HOSTNAME_MAX_LEN`] characters, counted by the lexer.
 const HOSTNAME: &str = "(?:[A-Za-z0-9](?:[A-Za-z0-9-]?[A-Za-z0-9]|[A-Za-z0-9-][A-Za-z0-9-][A-Za-z0-9]|[A-Za-z0-9-](?:[A-Za-z0-9][A-Za-z0-9-]|-[A-Za-z0-9])[A-Za-z0-9-]{0,58}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]?[A-Za-z0-9]|[A-Za-z0-9-][A-Za-z0-9-][A-Za-z0-9]|[A-Za-z0-9-](?:[A-Za-z0-9][A-Za-z0-9-]|-[A-Za-z0-9])[A-Za-z0-9-]{0,58}[A-Za-z0-9])?)*)";
+/// RFC 3339 Appendix A: `P`, then years, months, days in that order (any of them, but not years
+/// and days without months), or weeks alone; then `T` and hours, minutes, seconds likewise.
+const DURATION: &str = "P(?:(?:[0-9]+Y(?:[0-9]+M(?:[0-9]+D)?)?|[0-9]+M(?:[0-9]+D)?|[0-9]+D)(?:T(?:[0-9]+H(?:[0-9]+M(?:[0-9]+S)?)?|[0-9]+M(?:[0-9]+S)?|[0-9]+S))?|T(?:[0-9]+H(?:[0-9]+M(?:[0-9]+S)?)?|[0-9]+M(?:[0-9]+S)?|[0-9]+S)|[0-9]+W)";
+/// RFC 6901: reference tokens after `/`, `~` only as `~0` or `~1`.
+const JSON_POINTER: &str = "(?:/(?:[^/~]|~[01])*)*";
+/// A non-negative integer without leading zeros, then `#` or a JSON pointer (draft
+/// `relative-json-pointer-01`).
+const RELATIVE_JSON_POINTER: &str = "(?:0|[1-9][0-9]*)(?:#|(?:/(?:[^/~]|~[01])*)+)?";
 /// The longest host name (RFC 1123 2.1, without a trailing dot).
 const HOSTNAME_MAX_LEN: u64 = 253;
 
@@ -159,9 +175,13 @@ pub fn is_standard_format(name: &str) -> bool {
     STANDARD_FORMATS.contains(&name)
 }
 
-/// The format regex of a format name, if it is enforced.
+/// The format regex of a format name (over decoded text), if it is enforced.
 pub fn format_regex(name: &str) -> Option<&'static str> {
-    FORMATS.iter().find(|(n, _)| *n == name).map(|(_, r)| *r)
+    FORMATS
+        .iter()
+        .chain(DECODED_FORMATS)
+        .find(|(n, _)| *n == name)
+        .map(|(_, r)| *r)
 }
 
 /// The regex of the JSON strings (quotes included) satisfying `spec`, or `None` if no string
@@ -238,7 +258,8 @@ pub fn string_pattern(spec: &StringSpec) -> Result<Option<Pattern>, StringIssue>
             Some(Decoded {
                 char_len: char_len(&hir),
                 hir,
-                encoded: true,
+                // ASCII formats read the same encoded; the others are encoded like patterns.
+                encoded: FORMATS.iter().any(|(n, _)| *n == f),
             })
         }
         (None, None) => None,
