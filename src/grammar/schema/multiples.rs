@@ -571,4 +571,46 @@ mod tests {
             }
         }
     }
+
+    proptest::proptest! {
+        /// Random steps `c·10⁻ᵈ` and bounds: the regex (when built) holds exactly the sample
+        /// numerals exact arithmetic calls multiples within the bounds, and a refusal comes only
+        /// from a wide range of a step that is not `2ᵃ5ᵇ` with few endings.
+        #[test]
+        fn random_steps_and_bounds_agree_with_arithmetic(
+            c in 1u64..60,
+            d in 0u32..4,
+            lo in proptest::option::of((-60i128..60, proptest::bool::ANY)),
+            hi in proptest::option::of((-60i128..60, proptest::bool::ANY)),
+            integer in proptest::bool::ANY,
+        ) {
+            let st = Step { c, d };
+            let bound = |b: Option<(i128, bool)>| b.map(|(value, exclusive)| Bound { value, exclusive });
+            let (lo, hi) = (bound(lo), bound(hi));
+            match multiple_regex(lo, hi, integer, st) {
+                Ok(Some(re)) => {
+                    let re = full(&re);
+                    for s in &numerals() {
+                        proptest::prop_assert_eq!(
+                            re.is_match(s),
+                            oracle(s, st, lo, hi, integer),
+                            "{:?} {:?} {:?} {} {}", st, lo, hi, integer, s
+                        );
+                    }
+                }
+                Ok(None) => {
+                    for s in &numerals() {
+                        proptest::prop_assert!(!oracle(s, st, lo, hi, integer), "{}", s);
+                    }
+                }
+                Err(_) => {
+                    let s = if integer { st.for_integers() } else { st };
+                    let short = s
+                        .ending_digits()
+                        .is_some_and(|k| 10u128.pow(k) / s.c as u128 <= MAX_ENDINGS);
+                    proptest::prop_assert!(!short);
+                }
+            }
+        }
+    }
 }
