@@ -1240,6 +1240,8 @@ fn multiples_agree_with_jsonschema() {
         json!({"type": "number", "multipleOf": 0.1, "minimum": -5, "maximum": 5}),
         json!({"enum": [1, 2, 2.5, 3, 4.0, "x"], "multipleOf": 2}),
         json!({"allOf": [{"multipleOf": 0.5}, {"multipleOf": 0.2}, {"type": "number"}]}),
+        // Merged before as the first step alone (integers), accepting 1.
+        json!({"allOf": [{"multipleOf": 1}, {"multipleOf": 5}]}),
     ];
     let mut admitted: Vec<String> = vec![];
     for i in [
@@ -1289,6 +1291,7 @@ fn multiples_agree_with_jsonschema() {
         json!({"multipleOf": 16}),
         json!({"properties": {"n": {"type": "integer", "multipleOf": 3, "minimum": 0}}}),
         json!({"allOf": [{"multipleOf": 4}, {"multipleOf": 6}]}),
+        json!({"allOf": [{"multipleOf": 1}, {"multipleOf": 3}]}),
         json!({"multipleOf": 1e-20}),
     ] {
         match error(schema.clone()) {
