@@ -20,6 +20,7 @@ const APPROXIMATED: &[&str] = &[
     // No IDNA A-labels (`xn--`).
     "optional/format/hostname.json",
     "optional/format/email.json",
+    // No bracketed IP literals in URIs.
     "optional/format/uri.json",
     "optional/format/time.json",
     "optional/format/date-time.json",

@@ -34,6 +34,7 @@ const OPTIONAL: &[&str] = &[
     "optional/format/relative-json-pointer.json",
     "optional/format/time.json",
     "optional/format/uri.json",
+    "optional/format/uri-reference.json",
     "optional/format/uuid.json",
 ];
 

@@ -54,6 +54,7 @@ pub const FORMATS: &[(&str, &str)] = &[
     ("email", EMAIL),
     ("uuid", UUID),
     ("uri", URI),
+    ("uri-reference", URI_REFERENCE),
     ("ipv4", IPV4),
     ("ipv6", IPV6),
     ("hostname", HOSTNAME),
@@ -74,8 +75,14 @@ const DATE_TIME: &str = "(?:(?:[0-9]{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12][0-9
 const EMAIL: &str = "(?:[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*)";
 const UUID: &str =
     "(?:[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})";
-const URI: &str =
-    "(?:[A-Za-z][A-Za-z0-9+.-]*:(?:[A-Za-z0-9._~:/?#\\[\\]@!$&'()*+,;=-]|%[0-9A-Fa-f]{2})*)";
+/// RFC 3986 `URI`, as the `jsonschema` crate checks it: a scheme, then `//` and an authority
+/// (`userinfo@`, a host of unreserved characters, sub-delimiters and `%XX`, `:` and digits), or
+/// a path not starting with `//`; then `?query` and `#fragment`. ASCII only. Bracketed IP
+/// literals (`http://[::1]/`) are not admitted (the crate checks those with another parser).
+const URI: &str = "(?:[A-Za-z][A-Za-z0-9+.-]*:(?://(?:(?:[A-Za-z0-9._~!$&'()*+,;=-]|:|%[0-9A-Fa-f]{2})*@)?(?:[A-Za-z0-9._~!$&'()*+,;=-]|%[0-9A-Fa-f]{2})*(?::[0-9]*)?(?:/(?:[A-Za-z0-9._~!$&'()*+,;=-]|[:@/]|%[0-9A-Fa-f]{2})*)?|/(?:(?:[A-Za-z0-9._~!$&'()*+,;=-]|[:@]|%[0-9A-Fa-f]{2})(?:[A-Za-z0-9._~!$&'()*+,;=-]|[:@/]|%[0-9A-Fa-f]{2})*)?|(?:[A-Za-z0-9._~!$&'()*+,;=-]|[:@]|%[0-9A-Fa-f]{2})(?:[A-Za-z0-9._~!$&'()*+,;=-]|[:@/]|%[0-9A-Fa-f]{2})*)?(?:\\?(?:[A-Za-z0-9._~!$&'()*+,;=-]|[:@/?]|%[0-9A-Fa-f]{2})*)?(?:#(?:[A-Za-z0-9._~!$&'()*+,;=-]|[:@/?]|%[0-9A-Fa-f]{2})*)?)";
+/// RFC 3986 `URI-reference`: a URI, or a relative reference (`//authority…`, `/path`, or a
+/// path whose first segment has no `:`, which would read as a scheme), with query and fragment.
+const URI_REFERENCE: &str = "(?:(?:[A-Za-z][A-Za-z0-9+.-]*:(?://(?:(?:[A-Za-z0-9._~!$&'()*+,;=-]|:|%[0-9A-Fa-f]{2})*@)?(?:[A-Za-z0-9._~!$&'()*+,;=-]|%[0-9A-Fa-f]{2})*(?::[0-9]*)?(?:/(?:[A-Za-z0-9._~!$&'()*+,;=-]|[:@/]|%[0-9A-Fa-f]{2})*)?|/(?:(?:[A-Za-z0-9._~!$&'()*+,;=-]|[:@]|%[0-9A-Fa-f]{2})(?:[A-Za-z0-9._~!$&'()*+,;=-]|[:@/]|%[0-9A-Fa-f]{2})*)?|(?:[A-Za-z0-9._~!$&'()*+,;=-]|[:@]|%[0-9A-Fa-f]{2})(?:[A-Za-z0-9._~!$&'()*+,;=-]|[:@/]|%[0-9A-Fa-f]{2})*)?(?:\\?(?:[A-Za-z0-9._~!$&'()*+,;=-]|[:@/?]|%[0-9A-Fa-f]{2})*)?(?:#(?:[A-Za-z0-9._~!$&'()*+,;=-]|[:@/?]|%[0-9A-Fa-f]{2})*)?)|(?://(?:(?:[A-Za-z0-9._~!$&'()*+,;=-]|:|%[0-9A-Fa-f]{2})*@)?(?:[A-Za-z0-9._~!$&'()*+,;=-]|%[0-9A-Fa-f]{2})*(?::[0-9]*)?(?:/(?:[A-Za-z0-9._~!$&'()*+,;=-]|[:@/]|%[0-9A-Fa-f]{2})*)?|/(?:(?:[A-Za-z0-9._~!$&'()*+,;=-]|[:@]|%[0-9A-Fa-f]{2})(?:[A-Za-z0-9._~!$&'()*+,;=-]|[:@/]|%[0-9A-Fa-f]{2})*)?|(?:[A-Za-z0-9._~!$&'()*+,;=-]|@|%[0-9A-Fa-f]{2})+(?:/(?:[A-Za-z0-9._~!$&'()*+,;=-]|[:@/]|%[0-9A-Fa-f]{2})*)?)?(?:\\?(?:[A-Za-z0-9._~!$&'()*+,;=-]|[:@/?]|%[0-9A-Fa-f]{2})*)?(?:#(?:[A-Za-z0-9._~!$&'()*+,;=-]|[:@/?]|%[0-9A-Fa-f]{2})*)?)";
 const IPV4: &str = "(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])\\.){3}(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])";
 
 /// Eight groups of 1-4 hex digits; or `X::Y`, `::` standing for at least one zero group, with
