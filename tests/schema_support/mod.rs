@@ -35,6 +35,7 @@ const OPTIONAL: &[&str] = &[
     "optional/format/time.json",
     "optional/format/uri.json",
     "optional/format/uri-reference.json",
+    "optional/format/uri-template.json",
     "optional/format/uuid.json",
 ];
 

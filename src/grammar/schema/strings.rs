@@ -65,6 +65,7 @@ pub const FORMATS: &[(&str, &str)] = &[
 const DECODED_FORMATS: &[(&str, &str)] = &[
     ("json-pointer", JSON_POINTER),
     ("relative-json-pointer", RELATIVE_JSON_POINTER),
+    ("uri-template", URI_TEMPLATE),
 ];
 
 // Leap years (for 02-29): `YY(0[48]|[2468][048]|[13579][26])` or `(0[48]|...)00`.
@@ -102,6 +103,11 @@ const JSON_POINTER: &str = "(?:/(?:[^/~]|~[01])*)*";
 /// A non-negative integer without leading zeros, then `#` or a JSON pointer (draft
 /// `relative-json-pointer-01`).
 const RELATIVE_JSON_POINTER: &str = "(?:0|[1-9][0-9]*)(?:#|(?:/(?:[^/~]|~[01])*)+)?";
+/// RFC 6570 (level 4, with errata 6937's apostrophe): literal characters (any but controls,
+/// space, quote, angle brackets, percent, backslash, caret, backtick, braces and bar) and `%XX`,
+/// and expressions `{op? varspec,…}`, a varspec being a dotted name of `[A-Za-z0-9_]` and `%XX`
+/// with a prefix length `:1`–`:9999` or `*`.
+const URI_TEMPLATE: &str = "(?:[^\\x00-\\x20\"<>%\\\\^`{|}\\x7F]|%[0-9A-Fa-f]{2}|\\{[+#./;?&=,!@|]?(?:[A-Za-z0-9_]|%[0-9A-Fa-f]{2})+(?:\\.(?:[A-Za-z0-9_]|%[0-9A-Fa-f]{2})+)*(?::[1-9][0-9]{0,3}|\\*)?(?:,(?:[A-Za-z0-9_]|%[0-9A-Fa-f]{2})+(?:\\.(?:[A-Za-z0-9_]|%[0-9A-Fa-f]{2})+)*(?::[1-9][0-9]{0,3}|\\*)?)*\\})*";
 /// The longest host name (RFC 1123 2.1, without a trailing dot).
 const HOSTNAME_MAX_LEN: u64 = 253;
 
