@@ -211,7 +211,7 @@ impl ConfigTable {
             }
         };
         let mut members: Vec<ConfigId> = Vec::new();
-        let mut counts = ClosureCounts::new(lx.counts_strings());
+        let mut counts = ClosureCounts::new(lx);
         let mut stack = Vec::with_capacity(key.len());
         for &c in &key {
             let c = self.widen(lx, c)?;
@@ -394,50 +394,72 @@ impl ConfigTable {
     }
 }
 
-/// The open counts of one hole's closure: for each token state and watches, the least count
-/// `n` held as "at least `n`", which makes any count from `n` up redundant there. Off (and
-/// free) for lexicons without counted strings.
+/// The counts of one hole's closure, by token state and watches:
+/// - the least open count `n` ("at least `n`"), which makes any count from `n` up redundant
+///   there;
+/// - the least exact count from `floor` on (the largest `min` of the counted terminals, where
+///   their ranks allow: [`crate::lexicon::Lexicon::counted_dominance_floor`]): where every
+///   lower bound is met, a smaller count admits every continuation a larger one does (each
+///   step adds the same units to both, and only upper bounds remain to fail), so a larger
+///   count, exact or open, adds nothing there. A host name's 253 characters would otherwise
+///   keep every count at every label position (~32,000 configurations).
+///
+/// Off (and free) for lexicons without counted strings.
 struct ClosureCounts {
     on: bool,
+    floor: Option<u32>,
     least: HashMap<(StateId, SmallVec<[StateId; 2]>), u32>,
+    least_exact: HashMap<(StateId, SmallVec<[StateId; 2]>), u32>,
 }
 
 impl ClosureCounts {
-    fn new(on: bool) -> Self {
+    fn new(lx: &Lexicon) -> Self {
         ClosureCounts {
-            on,
+            on: lx.counts_strings(),
+            floor: lx.counted_dominance_floor(),
             least: HashMap::new(),
+            least_exact: HashMap::new(),
         }
     }
 
-    /// Whether `cfg` adds to the closure (and, for an open count, records it).
+    /// Whether `cfg` adds to the closure (and records its count).
     fn admit(&mut self, cfg: &Config) -> bool {
         if !self.on || cfg.count == Count::NONE {
             return true;
         }
         let key = (cfg.token, cfg.watches.clone());
+        let n = cfg.count.value();
         let least = self.least.get(&key).copied();
-        if least.is_some_and(|n| n <= cfg.count.value()) {
+        let least_exact = self.least_exact.get(&key).copied();
+        if least.is_some_and(|l| l <= n) || least_exact.is_some_and(|l| l <= n) {
             return false;
         }
         if cfg.count.is_open() {
-            self.least.insert(key, cfg.count.value());
+            self.least.insert(key, n);
+        } else if self.floor.is_some_and(|f| n >= f) {
+            self.least_exact.insert(key, n);
         }
         true
     }
 
-    /// Whether an open count admitted later stands for `cfg`'s.
+    /// Whether a count admitted later stands for `cfg`'s: an open one, or a smaller exact
+    /// one from the floor on.
     fn subsumed(&self, cfg: &Config) -> bool {
         if cfg.count == Count::NONE {
             return false;
         }
-        let Some(&n) = self.least.get(&(cfg.token, cfg.watches.clone())) else {
+        let key = (cfg.token, cfg.watches.clone());
+        let n = cfg.count.value();
+        if self.least_exact.get(&key).is_some_and(|&l| l < n) {
+            return true;
+        }
+        let Some(&l) = self.least.get(&key) else {
             return false;
         };
         if cfg.count.is_open() {
-            n < cfg.count.value()
+            l < n
         } else {
-            n <= cfg.count.value()
+            l <= n
         }
     }
 }

@@ -111,6 +111,9 @@ pub(super) struct CountedStrings {
     families: Vec<SmallVec<[u32; 2]>>,
     /// Counts from here on behave alike: above every bound.
     cap: u32,
+    /// From this count on, a smaller count at a state admits every continuation a larger one
+    /// does ([`Self::dominance_floor`]); `None` where ranks make that false.
+    dominance_floor: Option<u32>,
 }
 
 impl CountedStrings {
@@ -158,13 +161,31 @@ impl CountedStrings {
             .max()
             .unwrap_or(0)
             + 1;
+        let rank = terms.first().map(|t| t.rank);
+        let alike = terms.iter().all(|t| Some(t.rank) == rank)
+            && winner_rank
+                .iter()
+                .flatten()
+                .all(|&r| rank.is_none_or(|c| r >= c));
+        let dominance_floor = alike.then(|| terms.iter().map(|t| t.min).max().unwrap_or(0));
         Ok(CountedStrings {
             terms,
             flags,
             winner_rank,
             families,
             cap,
+            dominance_floor,
         })
+    }
+
+    /// The count from which a smaller count dominates a larger one at the same state: every
+    /// counted terminal's `min` is met there, so a larger count admits fewer terminals (only
+    /// their `max` can fail), and the winners at a closing quote (above) shrink with them. That
+    /// holds where every counted terminal has one rank and no other lexeme ranks below it: a
+    /// counted terminal of a higher rank, admitted at the smaller count only, would suppress
+    /// what wins at the larger one. `None` otherwise.
+    pub fn dominance_floor(&self) -> Option<u32> {
+        self.dominance_floor
     }
 
     pub fn terms(&self) -> &[CountedTerm] {

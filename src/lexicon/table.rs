@@ -158,6 +158,13 @@ impl Lexicon {
         self.counted.is_some()
     }
 
+    /// The count from which, at one state, a smaller count of a counted string admits every
+    /// continuation a larger one does (see [`CountedStrings::dominance_floor`]); `None` without
+    /// counted strings or where their ranks make that false.
+    pub fn counted_dominance_floor(&self) -> Option<u32> {
+        self.counted.as_ref().and_then(|c| c.dominance_floor())
+    }
+
     /// The count after the step `from` → `to` from `count` ([`Count::NONE`] without counted
     /// strings, and outside them).
     #[inline]

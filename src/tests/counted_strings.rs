@@ -20,6 +20,14 @@ use proptest::prelude::*;
 /// start: "[" seq "]"; seq: elem | seq "," elem;
 /// elem: S13 | S01 S01 | S22 "!" | PAIRS "!" "!" | LIT "1" | S0 "1" "1" | SP "!" "1"
 fn grammar(counted: bool) -> Grammar {
+    grammar_with(counted, false)
+}
+
+/// [`grammar`], or with `alike` ranks: `S22` of the others' priority (so that a smaller count
+/// dominates a larger one in hole closures: `Lexicon::counted_dominance_floor`), and a counted
+/// string whose regex alternates with the units, `P46: "(ab)*"` of 4 to 6 characters
+/// (elem: P46 "1" "!"), whose counts stay exact and differ at one state.
+fn grammar_with(counted: bool, alike: bool) -> Grammar {
     let mut b = GrammarBuilder::new();
     let string = |b: &mut GrammarBuilder, name: &str, min: u32, max: Option<u32>, pr| {
         let p = Pattern::JsonString {
@@ -36,7 +44,7 @@ fn grammar(counted: bool) -> Grammar {
     };
     let s13 = string(&mut b, "S13", 1, Some(3), 0);
     let s01 = string(&mut b, "S01", 0, Some(1), 0);
-    let s22 = string(&mut b, "S22", 2, Some(2), 1);
+    let s22 = string(&mut b, "S22", 2, Some(2), if alike { 0 } else { 1 });
     let s0 = string(&mut b, "S0", 4, None, 0);
     // A counted string with its own regex; unrolled, the intersection written by hand (the
     // regex's matches are strings of units, as a schema's are: no lone backslash).
@@ -78,6 +86,22 @@ fn grammar(counted: bool) -> Grammar {
     b.rule(elem, vec![Symbol::T(ab), one.into()]);
     b.rule(elem, vec![s0.into(), one.into(), one.into()]);
     b.rule(elem, vec![sp.into(), bang.into(), one.into()]);
+    if alike {
+        let p46 = b.terminal(
+            "P46",
+            if counted {
+                Pattern::JsonString {
+                    min: 4,
+                    max: Some(6),
+                    regex: Some(r#""(ab)*""#.into()),
+                }
+            } else {
+                Pattern::Regex(r#""(ab){2,3}""#.into())
+            },
+            0,
+        );
+        b.rule(elem, vec![p46.into(), one.into(), bang.into()]);
+    }
     b.build(start).unwrap()
 }
 
@@ -123,6 +147,32 @@ fn counts_stay_exact_where_a_parallel_pattern_has_a_period() {
     assert_eq!(judged_alike(&[b"[", b"\"!!]"]), Completable);
     assert_eq!(judged_alike(&[b"[", b"\"11]"]), Completable);
     assert_eq!(judged_alike(&[b"[\"a", b"b\"1]"]), NotCompletable);
+    // The hole must reach `"ab` with 4 characters: at 2 `S22` (priority 1) beats `PAIRS`, so
+    // the smaller count does not stand for the larger one here.
+    assert_eq!(judged_alike(&[b"[\"a", b"\"!!]"]), Completable);
+}
+
+/// With alike ranks a smaller count stands for a larger one only past every minimum: the hole
+/// must reach `"abab` (4, `P46`'s minimum), which `"ab` (2) does not stand for.
+#[test]
+fn smaller_counts_stand_for_larger_ones_only_past_the_minimums() {
+    use CheckVerdict::{Completable, NotCompletable};
+    let judge = |parts: &[&[u8]]| {
+        let text = HoleyText {
+            chunks: parts.iter().map(|p| p.to_vec()).collect(),
+        };
+        let counted = Checker::new(grammar_with(true, true))
+            .unwrap()
+            .check_text(&text);
+        let unrolled = Checker::new(grammar_with(false, true))
+            .unwrap()
+            .check_text(&text);
+        assert_eq!(counted.verdict, unrolled.verdict, "{text:?}");
+        counted.verdict
+    };
+    assert_eq!(judge(&[b"[\"a", b"\"1!]"]), Completable);
+    assert_eq!(judge(&[b"[\"", b"\"1!]"]), Completable);
+    assert_eq!(judge(&[b"[\"abababa\"1!]"]), NotCompletable);
 }
 
 /// Tokens that cross the strings' quotes, escapes and units, then EOS.
@@ -169,6 +219,44 @@ proptest! {
         let counted = Lexicon::new(&grammar(true)).unwrap();
         let unrolled = Lexicon::new(&grammar(false)).unwrap();
         prop_assert_eq!(counted.lex(&text), unrolled.lex(&text));
+    }
+
+    /// With alike ranks, hole closures keep the least count past the terminals' minimums
+    /// (`holey::config`'s `ClosureCounts`): judged as the unrolled regexes judge.
+    #[test]
+    fn canvases_with_alike_ranks_are_judged_as_with_the_regex(
+        chunks in prop::collection::vec(chunk(), 1..=3)
+    ) {
+        let text = HoleyText { chunks };
+        let mut counted = Checker::new(grammar_with(true, true)).unwrap();
+        let mut unrolled = Checker::new(grammar_with(false, true)).unwrap();
+        prop_assert_eq!(
+            counted.check_text(&text).verdict,
+            unrolled.check_text(&text).verdict,
+            "{:?}", text
+        );
+    }
+
+    #[test]
+    fn masks_with_alike_ranks_are_those_of_the_regex(
+        cells in prop::collection::vec(
+            prop::option::weighted(0.6, 0..WORDS.len() as TokenId + 1),
+            1..7,
+        )
+    ) {
+        let v = vocab();
+        let mut counted = Checker::with_vocabulary(grammar_with(true, true), v.clone()).unwrap();
+        let mut unrolled = Checker::with_vocabulary(grammar_with(false, true), v).unwrap();
+        let canvas = TokenCanvas::new(cells.clone());
+        for p in (0..cells.len()).filter(|&p| cells[p].is_none()) {
+            let a = counted.allowed(&canvas, p).unwrap();
+            let b = unrolled.allowed(&canvas, p).unwrap();
+            prop_assert_eq!(
+                a.mask.ids().collect::<Vec<_>>(),
+                b.mask.ids().collect::<Vec<_>>(),
+                "{:?} at {}", cells, p
+            );
+        }
     }
 
     #[test]
@@ -282,4 +370,89 @@ fn a_lexeme_ending_inside_a_counted_string_is_refused_by_name() {
     let g = b.build(start).unwrap();
     let e = Lexicon::new(&g).unwrap_err().to_string();
     assert!(e.contains("OPEN_A") && e.contains("length"), "{e}");
+}
+
+/// start: "[" LABELS "]", `LABELS` a string of dot-separated runs of one or two `a`, of 3 to 7
+/// characters (counted: the regex beside the bounds; unrolled: every such string listed). The
+/// states inside a run are on no one-unit cycle, so hole closures reach each with many exact
+/// counts, where the least one past the minimum stands for the larger ones (a host name's
+/// shape, `format: hostname` under its 253 characters).
+fn labels(counted: bool) -> Grammar {
+    let mut b = GrammarBuilder::new();
+    let re = r#""(a{1,2}\.)*a{1,2}""#;
+    let pattern = if counted {
+        Pattern::JsonString {
+            min: 3,
+            max: Some(7),
+            regex: Some(re.into()),
+        }
+    } else {
+        let full = regex_automata::meta::Regex::new(&format!("^{re}$")).unwrap();
+        let mut words = vec![String::new()];
+        let mut all = vec![];
+        for _ in 0..7 {
+            words = words
+                .iter()
+                .flat_map(|w| [format!("{w}a"), format!("{w}.")])
+                .collect();
+            all.extend(
+                words
+                    .iter()
+                    .map(|w| format!("\"{w}\""))
+                    .filter(|q| q.len() >= 5 && full.is_match(q)),
+            );
+        }
+        Pattern::Literals(all)
+    };
+    let t = b.terminal("LABELS", pattern, 0);
+    let lit = |b: &mut GrammarBuilder, s: &str| b.terminal(s, Pattern::Literal(s.into()), 0);
+    let (lb, rb) = (lit(&mut b, "["), lit(&mut b, "]"));
+    let start = b.nonterminal("start");
+    b.rule(start, vec![lb.into(), t.into(), rb.into()]);
+    b.build(start).unwrap()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    #[test]
+    fn label_strings_are_judged_as_listed(
+        chunks in prop::collection::vec(
+            prop::collection::vec(prop::sample::select(b"\"a.[]".to_vec()), 0..5),
+            1..=3,
+        )
+    ) {
+        let text = HoleyText { chunks };
+        let counted = Checker::new(labels(true)).unwrap().check_text(&text).verdict;
+        let listed = Checker::new(labels(false)).unwrap().check_text(&text).verdict;
+        prop_assert_eq!(counted, listed, "{:?}", text);
+    }
+}
+
+/// The counts a hole's closure keeps at one state: `"a.` then a hole must reach 3 characters
+/// or more and at most 7, with the text after the hole adding to them.
+#[test]
+fn label_strings_with_holes_count_exactly() {
+    use CheckVerdict::{Completable, NotCompletable};
+    let judge = |parts: &[&[u8]]| {
+        let text = HoleyText {
+            chunks: parts.iter().map(|p| p.to_vec()).collect(),
+        };
+        let counted = Checker::new(labels(true))
+            .unwrap()
+            .check_text(&text)
+            .verdict;
+        let listed = Checker::new(labels(false))
+            .unwrap()
+            .check_text(&text)
+            .verdict;
+        assert_eq!(counted, listed, "{text:?}");
+        counted
+    };
+    assert_eq!(judge(&[b"[\"a.", b"\"]"]), Completable);
+    assert_eq!(judge(&[b"[\"", b"a.aa\"]"]), Completable);
+    assert_eq!(judge(&[b"[\"", b".aa.aa\"]"]), Completable);
+    assert_eq!(judge(&[b"[\"aa", b".aa.aa\"]"]), NotCompletable);
+    assert_eq!(judge(&[b"[\"", b"aa.aa.a\"]"]), Completable);
+    assert_eq!(judge(&[b"[\"a", b"aa.aa.a\"]"]), NotCompletable);
 }
