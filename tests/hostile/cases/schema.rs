@@ -222,7 +222,7 @@ pub(super) fn schema_cases(b: &mut Battery) {
     schema_case(
         b,
         "format_unenforced.json",
-        &["format_unenforced.json", "/format", "ipv6"],
+        &["format_unenforced.json", "/format", "idn-hostname"],
     );
     schema_case(
         b,
