@@ -47,8 +47,8 @@ fn assert_agrees_with_jsonschema<T: AsRef<str>>(schema: &serde_json::Value, text
     }
 }
 
-/// Every string of up to `max_len` characters over `alphabet`, then `extra`, as JSON texts.
-fn json_strings(alphabet: &[char], max_len: usize, extra: &[&str]) -> Vec<String> {
+/// Every string of up to `max_len` pieces of `alphabet`, then `extra`.
+fn words<P: std::fmt::Display>(alphabet: &[P], max_len: usize, extra: &[&str]) -> Vec<String> {
     let mut strings = vec![String::new()];
     let mut layer = vec![String::new()];
     for _ in 0..max_len {
@@ -60,9 +60,39 @@ fn json_strings(alphabet: &[char], max_len: usize, extra: &[&str]) -> Vec<String
     }
     strings.extend(extra.iter().map(|e| e.to_string()));
     strings
+}
+
+/// Every string of up to `max_len` characters over `alphabet`, then `extra`, as JSON texts.
+fn json_strings(alphabet: &[char], max_len: usize, extra: &[&str]) -> Vec<String> {
+    words(alphabet, max_len, extra)
         .iter()
         .map(|s| serde_json::Value::String(s.clone()).to_string())
         .collect()
+}
+
+/// Asserts that a string schema's checker accepts each of `strings` (as JSON texts) exactly
+/// when the `jsonschema` crate, asserting formats, calls it valid — or, where `exact` says no
+/// (a documented subset), never accepts one the crate calls invalid.
+fn assert_format_agrees(
+    schema: &serde_json::Value,
+    strings: &[String],
+    exact: &dyn Fn(&str) -> bool,
+) {
+    let oracle = jsonschema::options()
+        .should_validate_formats(true)
+        .build(schema)
+        .unwrap();
+    let mut ch = checker(schema.clone());
+    for t in strings {
+        let text = serde_json::to_string(t).unwrap();
+        let valid = oracle.is_valid(&serde_json::Value::String(t.clone()));
+        let accepted = ch.accepts(text.as_bytes());
+        if exact(t) {
+            assert_eq!(accepted, valid, "{schema} on {text}");
+        } else {
+            assert!(!accepted || valid, "{schema} accepts {text}");
+        }
+    }
 }
 
 /// `{}`, every object of one member, and every object of two members with different names,
@@ -1309,32 +1339,7 @@ fn multiples_agree_with_jsonschema() {
 /// oracle decodes, is never accepted where the oracle says not (lacuna admits none).
 #[test]
 fn hostnames_and_ipv6_agree_with_jsonschema() {
-    let judge = |schema: &serde_json::Value, texts: &[String], exact: &dyn Fn(&str) -> bool| {
-        let oracle = jsonschema::options()
-            .should_validate_formats(true)
-            .build(schema)
-            .unwrap();
-        let mut ch = checker(schema.clone());
-        for t in texts {
-            let text = serde_json::to_string(t).unwrap();
-            let valid = oracle.is_valid(&serde_json::Value::String(t.clone()));
-            let accepted = ch.accepts(text.as_bytes());
-            if exact(t) {
-                assert_eq!(accepted, valid, "{schema} on {text}");
-            } else {
-                assert!(!accepted || valid, "{schema} accepts {text}");
-            }
-        }
-    };
-    let mut names: Vec<String> = vec![String::new()];
-    let mut layer = vec![String::new()];
-    for _ in 0..6 {
-        layer = layer
-            .iter()
-            .flat_map(|t| ["a", "-", ".", "1", "X"].map(|c| format!("{t}{c}")))
-            .collect();
-        names.extend(layer.iter().cloned());
-    }
+    let mut names = words(&["a", "-", ".", "1", "X"], 6, &[]);
     let label = |n: usize| "a".repeat(n);
     names.extend([
         "localhost".into(),
@@ -1353,12 +1358,12 @@ fn hostnames_and_ipv6_agree_with_jsonschema() {
         [label(63), label(63), label(63), label(62)].join("."),
     ]);
     let a_label = |t: &str| t.split('.').any(|l| l.starts_with("xn--"));
-    judge(
+    assert_format_agrees(
         &json!({"type": "string", "format": "hostname"}),
         &names,
         &|t| !a_label(t),
     );
-    judge(
+    assert_format_agrees(
         &json!({"type": "string", "format": "hostname", "maxLength": 5}),
         &names,
         &|t| !a_label(t),
@@ -1405,12 +1410,12 @@ fn hostnames_and_ipv6_agree_with_jsonschema() {
         ]
         .map(String::from),
     );
-    judge(
+    assert_format_agrees(
         &json!({"type": "string", "format": "ipv6"}),
         &addrs,
         &|_| true,
     );
-    judge(
+    assert_format_agrees(
         &json!({"anyOf": [{"format": "hostname"}, {"format": "ipv4"}, {"format": "ipv6"}],
                 "type": "string"}),
         &names.iter().chain(&addrs).cloned().collect::<Vec<_>>(),
@@ -1423,19 +1428,6 @@ fn hostnames_and_ipv6_agree_with_jsonschema() {
 /// characters a JSON string must escape.
 #[test]
 fn durations_and_json_pointers_agree_with_jsonschema() {
-    let words = |alphabet: &[&str], len: usize, extra: &[&str]| {
-        let mut all = vec![String::new()];
-        let mut layer = vec![String::new()];
-        for _ in 0..len {
-            layer = layer
-                .iter()
-                .flat_map(|t| alphabet.iter().map(move |c| format!("{t}{c}")))
-                .collect();
-            all.extend(layer.iter().cloned());
-        }
-        all.extend(extra.iter().map(|s| s.to_string()));
-        all
-    };
     let durations = words(
         &["P", "1", "Y", "M", "W", "D", "T", "H", "S"],
         5,
@@ -1460,16 +1452,8 @@ fn durations_and_json_pointers_agree_with_jsonschema() {
         ("relative-json-pointer", &pointers),
     ] {
         let schema = json!({"type": "string", "format": format});
-        let oracle = jsonschema::options()
-            .should_validate_formats(true)
-            .build(&schema)
-            .unwrap();
-        let mut ch = checker(schema.clone());
-        for t in texts.iter() {
-            let text = serde_json::to_string(t).unwrap();
-            let valid = oracle.is_valid(&serde_json::Value::String(t.clone()));
-            assert_eq!(ch.accepts(text.as_bytes()), valid, "{format} on {text}");
-        }
+        assert_format_agrees(&schema, texts, &|_| true);
+        let mut ch = checker(schema);
         // Other encodings of the same string are not admitted (strings under a format take
         // the canonical encoding); serde_json's one is.
         if format == "json-pointer" {
@@ -1487,15 +1471,7 @@ fn durations_and_json_pointers_agree_with_jsonschema() {
 /// accepted where the oracle says not.
 #[test]
 fn uris_agree_with_jsonschema() {
-    let mut texts: Vec<String> = vec![String::new()];
-    let mut layer = vec![String::new()];
-    for _ in 0..5 {
-        layer = layer
-            .iter()
-            .flat_map(|t| ["a", ":", "/", "?", "#", "@", "%", "1", "["].map(|c| format!("{t}{c}")))
-            .collect();
-        texts.extend(layer.iter().cloned());
-    }
+    let mut texts = words(&["a", ":", "/", "?", "#", "@", "%", "1", "["], 5, &[]);
     texts.extend(
         [
             "http://example.com:8080/a/b?c=d#e",
@@ -1524,17 +1500,7 @@ fn uris_agree_with_jsonschema() {
         ]
         .map(String::from),
     );
-    let mut templates: Vec<String> = vec![String::new()];
-    let mut layer = vec![String::new()];
-    for _ in 0..5 {
-        layer = layer
-            .iter()
-            .flat_map(|t| {
-                ["{", "}", "a", ",", ":", "1", "*", "%", ".", "+"].map(|c| format!("{t}{c}"))
-            })
-            .collect();
-        templates.extend(layer.iter().cloned());
-    }
+    let mut templates = words(&["{", "}", "a", ",", ":", "1", "*", "%", ".", "+"], 5, &[]);
     templates.extend(
         [
             "http://example.com/{+path}{?q,lang:2}{#frag*}",
@@ -1553,33 +1519,13 @@ fn uris_agree_with_jsonschema() {
         ]
         .map(String::from),
     );
-    let schema = json!({"type": "string", "format": "uri-template"});
-    let oracle = jsonschema::options()
-        .should_validate_formats(true)
-        .build(&schema)
-        .unwrap();
-    let mut ch = checker(schema.clone());
-    for t in &templates {
-        let text = serde_json::to_string(t).unwrap();
-        let valid = oracle.is_valid(&serde_json::Value::String(t.clone()));
-        assert_eq!(ch.accepts(text.as_bytes()), valid, "uri-template on {text}");
-    }
+    assert_format_agrees(
+        &json!({"type": "string", "format": "uri-template"}),
+        &templates,
+        &|_| true,
+    );
     for format in ["uri", "uri-reference"] {
         let schema = json!({"type": "string", "format": format});
-        let oracle = jsonschema::options()
-            .should_validate_formats(true)
-            .build(&schema)
-            .unwrap();
-        let mut ch = checker(schema.clone());
-        for t in &texts {
-            let text = serde_json::to_string(t).unwrap();
-            let valid = oracle.is_valid(&serde_json::Value::String(t.clone()));
-            let accepted = ch.accepts(text.as_bytes());
-            if t.contains(['[', ']']) {
-                assert!(!accepted || valid, "{format} accepts {text}");
-            } else {
-                assert_eq!(accepted, valid, "{format} on {text}");
-            }
-        }
+        assert_format_agrees(&schema, &texts, &|t| !t.contains(['[', ']']));
     }
 }

@@ -120,18 +120,17 @@ fn chunk() -> impl Strategy<Value = Vec<u8>> {
 
 /// Whether the counted grammar judges `parts` as the unrolled one does, and what that is.
 fn judged_alike(parts: &[&[u8]]) -> CheckVerdict {
+    judged_alike_in(grammar, parts)
+}
+
+/// [`judged_alike`] for the grammar `make(counted)`, counted or written out.
+fn judged_alike_in(make: impl Fn(bool) -> Grammar, parts: &[&[u8]]) -> CheckVerdict {
     let text = HoleyText {
         chunks: parts.iter().map(|p| p.to_vec()).collect(),
     };
-    let verdict = Checker::new(grammar(true))
-        .unwrap()
-        .check_text(&text)
-        .verdict;
-    let unrolled = Checker::new(grammar(false))
-        .unwrap()
-        .check_text(&text)
-        .verdict;
-    assert_eq!(verdict, unrolled, "{text:?}");
+    let verdict = Checker::new(make(true)).unwrap().check_text(&text).verdict;
+    let written_out = Checker::new(make(false)).unwrap().check_text(&text).verdict;
+    assert_eq!(verdict, written_out, "{text:?}");
     verdict
 }
 
@@ -157,19 +156,7 @@ fn counts_stay_exact_where_a_parallel_pattern_has_a_period() {
 #[test]
 fn smaller_counts_stand_for_larger_ones_only_past_the_minimums() {
     use CheckVerdict::{Completable, NotCompletable};
-    let judge = |parts: &[&[u8]]| {
-        let text = HoleyText {
-            chunks: parts.iter().map(|p| p.to_vec()).collect(),
-        };
-        let counted = Checker::new(grammar_with(true, true))
-            .unwrap()
-            .check_text(&text);
-        let unrolled = Checker::new(grammar_with(false, true))
-            .unwrap()
-            .check_text(&text);
-        assert_eq!(counted.verdict, unrolled.verdict, "{text:?}");
-        counted.verdict
-    };
+    let judge = |parts: &[&[u8]]| judged_alike_in(|c| grammar_with(c, true), parts);
     assert_eq!(judge(&[b"[\"a", b"\"1!]"]), Completable);
     assert_eq!(judge(&[b"[\"", b"\"1!]"]), Completable);
     assert_eq!(judge(&[b"[\"abababa\"1!]"]), NotCompletable);
@@ -434,21 +421,7 @@ proptest! {
 #[test]
 fn label_strings_with_holes_count_exactly() {
     use CheckVerdict::{Completable, NotCompletable};
-    let judge = |parts: &[&[u8]]| {
-        let text = HoleyText {
-            chunks: parts.iter().map(|p| p.to_vec()).collect(),
-        };
-        let counted = Checker::new(labels(true))
-            .unwrap()
-            .check_text(&text)
-            .verdict;
-        let listed = Checker::new(labels(false))
-            .unwrap()
-            .check_text(&text)
-            .verdict;
-        assert_eq!(counted, listed, "{text:?}");
-        counted
-    };
+    let judge = |parts: &[&[u8]]| judged_alike_in(labels, parts);
     assert_eq!(judge(&[b"[\"a.", b"\"]"]), Completable);
     assert_eq!(judge(&[b"[\"", b"a.aa\"]"]), Completable);
     assert_eq!(judge(&[b"[\"", b".aa.aa\"]"]), Completable);
