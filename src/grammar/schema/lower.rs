@@ -50,6 +50,9 @@ pub struct Lowerer<'a> {
     /// Places where a string lexeme may stand (see [`StringSite`]).
     pub(super) sites: Vec<(NonterminalId, StringSite)>,
     pub(super) site_ids: HashMap<String, NonterminalId>,
+    /// Nonterminals deriving a range of `keys` (by index), shared by the string sites that
+    /// admit those names (see `finish_sites`).
+    pub(super) key_ranges: HashMap<(usize, usize), NonterminalId>,
     /// Keys lexed with their colon (see [`KeyMode`]).
     pub(super) key_mode: KeyMode,
     /// In [`KeyMode::WithColon`], the pattern-key terminals, with their patterns and the JSON
@@ -100,6 +103,7 @@ impl<'a> Lowerer<'a> {
             key_ids: HashMap::new(),
             sites: vec![],
             site_ids: HashMap::new(),
+            key_ranges: HashMap::new(),
             key_mode: KeyMode::Plain,
             pattern_keys: vec![],
             needs_colon_keys: false,
