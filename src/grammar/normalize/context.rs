@@ -65,28 +65,95 @@ impl Context {
 }
 
 /// The least solution of `sets[child] ⊇ sets[parent]`, `flags[child] ≥ flags[parent]` for
-/// each edge `(parent, child)`, from the current values: a worklist, so each node is revisited
-/// only when its own set grew.
+/// each edge `(parent, child)`, from the current values. The strongly connected components of
+/// the edges are visited parents first, so each edge is used once: the members of a cycle end
+/// with one set, their union. (A worklist revisited nodes each time their set grew: 20 times
+/// per edge on the grammar of a Kubernetes schema.)
 fn propagate(sets: &mut [u64], flags: &mut [bool], words: usize, edges: &[(usize, usize)]) {
     let n = flags.len();
     let children = super::normal::Csr::build(n, edges.iter().map(|&(p, c)| (p, c as u32)));
-    let mut queued = vec![true; n];
-    let mut stack: Vec<usize> = (0..n).rev().collect();
-    while let Some(p) = stack.pop() {
-        queued[p] = false;
-        for &c in children.get(p) {
-            let c = c as usize;
-            let mut changed = or_self(sets, c, p, words);
-            if flags[p] && !flags[c] {
-                flags[c] = true;
-                changed = true;
-            }
-            if changed && !queued[c] {
-                queued[c] = true;
-                stack.push(c);
+    let (component, order) = components(n, &children);
+    for members in order.iter().rev() {
+        let (&first, rest) = members.split_first().expect("components are not empty");
+        for &m in rest {
+            or_self(sets, first, m, words);
+            flags[first] |= flags[m];
+        }
+        for &m in rest {
+            or_self(sets, m, first, words);
+            flags[m] = flags[first];
+        }
+        for &p in members {
+            for &c in children.get(p) {
+                let c = c as usize;
+                if component[c] != component[p] {
+                    or_self(sets, c, p, words);
+                    flags[c] |= flags[p];
+                }
             }
         }
     }
+}
+
+/// Tarjan's strongly connected components of the graph `children` over nodes `0..n`: each
+/// node's component, and the components' members, every component after all those it reaches
+/// (children first). Iterative, so deep grammars do not overflow the stack.
+fn components(n: usize, children: &super::normal::Csr<u32>) -> (Vec<u32>, Vec<Vec<usize>>) {
+    const UNSEEN: u32 = u32::MAX;
+    let mut index = vec![UNSEEN; n];
+    let mut low = vec![0u32; n];
+    let mut on_stack = vec![false; n];
+    let mut component = vec![UNSEEN; n];
+    let mut order: Vec<Vec<usize>> = Vec::new();
+    let mut stack: Vec<usize> = Vec::new();
+    // (node, next child to look at)
+    let mut calls: Vec<(usize, usize)> = Vec::new();
+    let mut next_index = 0u32;
+    for root in 0..n {
+        if index[root] != UNSEEN {
+            continue;
+        }
+        calls.push((root, 0));
+        while let Some(&mut (v, ref mut next)) = calls.last_mut() {
+            if *next == 0 && index[v] == UNSEEN {
+                index[v] = next_index;
+                low[v] = next_index;
+                next_index += 1;
+                stack.push(v);
+                on_stack[v] = true;
+            }
+            let kids = children.get(v);
+            if let Some(&c) = kids.get(*next) {
+                *next += 1;
+                let c = c as usize;
+                if index[c] == UNSEEN {
+                    calls.push((c, 0));
+                } else if on_stack[c] {
+                    low[v] = low[v].min(index[c]);
+                }
+                continue;
+            }
+            calls.pop();
+            if let Some(&(parent, _)) = calls.last() {
+                low[parent] = low[parent].min(low[v]);
+            }
+            if low[v] == index[v] {
+                let id = order.len() as u32;
+                let mut members = Vec::new();
+                loop {
+                    let w = stack.pop().expect("v is on the stack");
+                    on_stack[w] = false;
+                    component[w] = id;
+                    members.push(w);
+                    if w == v {
+                        break;
+                    }
+                }
+                order.push(members);
+            }
+        }
+    }
+    (component, order)
 }
 
 /// FIRST sets (`first = true`) or LAST sets of every nonterminal, as bitsets: `A → t` puts t
@@ -147,4 +214,56 @@ fn or_into(dst_sets: &mut [u64], dst: usize, src_sets: &[u64], src: usize, words
         }
     }
     changed
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    /// The fixpoint by brute force: every edge applied until nothing changes.
+    fn propagate_naively(
+        sets: &mut [u64],
+        flags: &mut [bool],
+        words: usize,
+        edges: &[(usize, usize)],
+    ) {
+        loop {
+            let mut changed = false;
+            for &(p, c) in edges {
+                changed |= super::or_self(sets, c, p, words);
+                if flags[p] && !flags[c] {
+                    flags[c] = true;
+                    changed = true;
+                }
+            }
+            if !changed {
+                return;
+            }
+        }
+    }
+
+    proptest! {
+        /// Random graphs of up to 40 nodes (cycles, self-loops, parallel edges) with random
+        /// seeds of two words: the component order reaches the same least solution.
+        #[test]
+        fn propagation_by_components_is_the_least_fixpoint(
+            n in 1usize..40,
+            raw_edges in proptest::collection::vec((0usize..40, 0usize..40), 0..120),
+            seeds in proptest::collection::vec((any::<u64>(), any::<u64>(), any::<bool>()), 40),
+        ) {
+            let edges: Vec<(usize, usize)> =
+                raw_edges.into_iter().map(|(p, c)| (p % n, c % n)).collect();
+            let mut sets: Vec<u64> = seeds[..n].iter().flat_map(|&(a, b, _)| [a & b, a & !b]).collect();
+            // Sparse seeds, so that propagation has something to add.
+            for (i, w) in sets.iter_mut().enumerate() {
+                *w &= 0x0101_0101_0101_0101u64.rotate_left(i as u32 % 8);
+            }
+            let mut flags: Vec<bool> = seeds[..n].iter().map(|&(_, _, f)| f && n % 3 == 0).collect();
+            let (mut want_sets, mut want_flags) = (sets.clone(), flags.clone());
+            propagate_naively(&mut want_sets, &mut want_flags, 2, &edges);
+            super::propagate(&mut sets, &mut flags, 2, &edges);
+            prop_assert_eq!(sets, want_sets);
+            prop_assert_eq!(flags, want_flags);
+        }
+    }
 }
