@@ -128,8 +128,13 @@ fn judged_alike_in(make: impl Fn(bool) -> Grammar, parts: &[&[u8]]) -> CheckVerd
     let text = HoleyText {
         chunks: parts.iter().map(|p| p.to_vec()).collect(),
     };
-    let verdict = Checker::new(make(true)).unwrap().check_text(&text).verdict;
-    let written_out = Checker::new(make(false)).unwrap().check_text(&text).verdict;
+    judged_alike_on(make, &text)
+}
+
+/// [`judged_alike_in`] on a canvas already made.
+fn judged_alike_on(make: impl Fn(bool) -> Grammar, text: &HoleyText) -> CheckVerdict {
+    let verdict = Checker::new(make(true)).unwrap().check_text(text).verdict;
+    let written_out = Checker::new(make(false)).unwrap().check_text(text).verdict;
     assert_eq!(verdict, written_out, "{text:?}");
     verdict
 }
@@ -175,30 +180,39 @@ fn vocab() -> Arc<Vocabulary> {
     Arc::new(Vocabulary::new(bytes, &[eos], &[]))
 }
 
+/// Token canvases of up to 6 cells over [`vocab`], most of them masked.
+fn cells() -> impl Strategy<Value = Vec<Option<TokenId>>> {
+    prop::collection::vec(
+        prop::option::weighted(0.6, 0..WORDS.len() as TokenId + 1),
+        1..7,
+    )
+}
+
+/// Asserts that every masked position of `cells` has the same mask under the grammar
+/// `make(counted)`, counted or written out.
+fn assert_masks_alike(make: impl Fn(bool) -> Grammar, cells: &[Option<TokenId>]) {
+    let v = vocab();
+    let mut counted = Checker::with_vocabulary(make(true), v.clone()).unwrap();
+    let mut unrolled = Checker::with_vocabulary(make(false), v).unwrap();
+    let canvas = TokenCanvas::new(cells.to_vec());
+    for p in (0..cells.len()).filter(|&p| cells[p].is_none()) {
+        let a = counted.allowed(&canvas, p).unwrap();
+        let b = unrolled.allowed(&canvas, p).unwrap();
+        assert_eq!(
+            a.mask.ids().collect::<Vec<_>>(),
+            b.mask.ids().collect::<Vec<_>>(),
+            "{cells:?} at {p}"
+        );
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(400))]
 
     /// Valid-token masks at every masked position of token canvases.
     #[test]
-    fn masks_are_those_of_the_regex(
-        cells in prop::collection::vec(
-            prop::option::weighted(0.6, 0..WORDS.len() as TokenId + 1),
-            1..7,
-        )
-    ) {
-        let v = vocab();
-        let mut counted = Checker::with_vocabulary(grammar(true), v.clone()).unwrap();
-        let mut unrolled = Checker::with_vocabulary(grammar(false), v).unwrap();
-        let canvas = TokenCanvas::new(cells.clone());
-        for p in (0..cells.len()).filter(|&p| cells[p].is_none()) {
-            let a = counted.allowed(&canvas, p).unwrap();
-            let b = unrolled.allowed(&canvas, p).unwrap();
-            prop_assert_eq!(
-                a.mask.ids().collect::<Vec<_>>(),
-                b.mask.ids().collect::<Vec<_>>(),
-                "{:?} at {}", cells, p
-            );
-        }
+    fn masks_are_those_of_the_regex(cells in cells()) {
+        assert_masks_alike(grammar, &cells);
     }
 
     #[test]
@@ -214,36 +228,12 @@ proptest! {
     fn canvases_with_alike_ranks_are_judged_as_with_the_regex(
         chunks in prop::collection::vec(chunk(), 1..=3)
     ) {
-        let text = HoleyText { chunks };
-        let mut counted = Checker::new(grammar_with(true, true)).unwrap();
-        let mut unrolled = Checker::new(grammar_with(false, true)).unwrap();
-        prop_assert_eq!(
-            counted.check_text(&text).verdict,
-            unrolled.check_text(&text).verdict,
-            "{:?}", text
-        );
+        judged_alike_on(|c| grammar_with(c, true), &HoleyText { chunks });
     }
 
     #[test]
-    fn masks_with_alike_ranks_are_those_of_the_regex(
-        cells in prop::collection::vec(
-            prop::option::weighted(0.6, 0..WORDS.len() as TokenId + 1),
-            1..7,
-        )
-    ) {
-        let v = vocab();
-        let mut counted = Checker::with_vocabulary(grammar_with(true, true), v.clone()).unwrap();
-        let mut unrolled = Checker::with_vocabulary(grammar_with(false, true), v).unwrap();
-        let canvas = TokenCanvas::new(cells.clone());
-        for p in (0..cells.len()).filter(|&p| cells[p].is_none()) {
-            let a = counted.allowed(&canvas, p).unwrap();
-            let b = unrolled.allowed(&canvas, p).unwrap();
-            prop_assert_eq!(
-                a.mask.ids().collect::<Vec<_>>(),
-                b.mask.ids().collect::<Vec<_>>(),
-                "{:?} at {}", cells, p
-            );
-        }
+    fn masks_with_alike_ranks_are_those_of_the_regex(cells in cells()) {
+        assert_masks_alike(|c| grammar_with(c, true), &cells);
     }
 
     #[test]
@@ -409,10 +399,7 @@ proptest! {
             1..=3,
         )
     ) {
-        let text = HoleyText { chunks };
-        let counted = Checker::new(labels(true)).unwrap().check_text(&text).verdict;
-        let listed = Checker::new(labels(false)).unwrap().check_text(&text).verdict;
-        prop_assert_eq!(counted, listed, "{:?}", text);
+        judged_alike_on(labels, &HoleyText { chunks });
     }
 }
 
