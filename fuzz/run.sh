@@ -68,7 +68,7 @@ for t in "${targets[@]}"; do
     log=$(mktemp)
     # -entropic_scale_per_exec_time: inputs get less of libFuzzer's attention the slower they
     # run. Without it, once checker_canvas's corpus held hundreds of slow C++ canvases, it ran
-    # 10-60 inputs a second; with it, 600-1,000, its coverage still growing.
+    # 10-60 inputs a second; with it, 440-970 (30- and 5-minute runs), its coverage still growing.
     "${fuzz[@]}" run "${sanitizer[@]}" "${features[@]}" "$t" "$corpus/$t" -- \
         -runs="$runs" -timeout="$timeout" -report_slow_units="$timeout" -rss_limit_mb=4096 -max_len="$max_len" -print_final_stats=1 \
         -entropic_scale_per_exec_time=1 \
