@@ -304,8 +304,31 @@ impl Checker {
 
     /// [`Checker::complete`] on text with holes.
     pub fn complete_text(&mut self, text: &HoleyText) -> Result<Option<Vec<u8>>, CompletionError> {
-        self.evict_if_crowded();
         let text = &*text.with_holes_merged();
+        let Some(fillers) = self.fillers(text)? else {
+            return Ok(None);
+        };
+        let mut out = Vec::new();
+        for (i, chunk) in text.chunks.iter().enumerate() {
+            out.extend_from_slice(chunk);
+            if let Some(f) = fillers.get(i) {
+                out.extend_from_slice(f);
+            }
+        }
+        if !self.parses(&out) {
+            return Err(CompletionError::Recheck(
+                String::from_utf8_lossy(&out).into_owned(),
+            ));
+        }
+        Ok(Some(out))
+    }
+
+    /// What [`Checker::complete_text`] writes into each hole of `text` (one filler per hole,
+    /// in order; holes with nothing between them are one hole here, so give text whose
+    /// interior chunks are not empty), not re-checked; `Ok(None)` if the text is not
+    /// completable.
+    pub fn fillers(&mut self, text: &HoleyText) -> Result<Option<Vec<Vec<u8>>>, CompletionError> {
+        self.evict_if_crowded();
         let dfa = self
             .lexer
             .automaton(text)
@@ -331,19 +354,7 @@ impl Checker {
         )
         .map_err(|_| CompletionError::Budget)?
         .ok_or(CompletionError::Budget)?;
-        let mut out = Vec::new();
-        for (i, chunk) in text.chunks.iter().enumerate() {
-            out.extend_from_slice(chunk);
-            if let Some(f) = fillers.get(i) {
-                out.extend_from_slice(f);
-            }
-        }
-        if !self.parses(&out) {
-            return Err(CompletionError::Recheck(
-                String::from_utf8_lossy(&out).into_owned(),
-            ));
-        }
-        Ok(Some(out))
+        Ok(Some(fillers))
     }
 
     /// Re-check of a complete text by a second route: lex it left to right, then search the

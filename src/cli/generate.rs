@@ -447,6 +447,7 @@ fn render(
             "unfilled": st.unfilled,
             "completion_bytes": st.completion_bytes,
             "extra_positions": st.extra_positions,
+            "removed_positions": st.removed_positions,
             "masks": st.masks,
             "mask_ms": st.mask_time.as_secs_f64() * 1e3,
             "unknown_ids": st.unknown_ids,

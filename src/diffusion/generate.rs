@@ -108,6 +108,9 @@ pub struct GenerationStats {
     pub completion_bytes: usize,
     /// Masked positions inserted so that the model could finish (mask-guided generation).
     pub extra_positions: usize,
+    /// Masked positions taken out of runs too long for what they had to hold (mask-guided
+    /// generation: a run of three masks where the grammar lets in two bytes).
+    pub removed_positions: usize,
     /// Mask-guided generation ([`generate_masked`](super::generate_masked)): valid-token masks computed (0 otherwise).
     pub masks: u64,
     /// Wall time computing those masks (part of `checker_time`).

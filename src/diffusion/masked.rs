@@ -15,10 +15,14 @@ use crate::vocab::{TokenKind, TokenMask, Vocabulary};
 use super::constraint::{after_prefix, completed};
 use super::error::{DiffusionError, Result};
 use super::generate::{
-    covers, logits_rows, place, start, step_rows, GenerateOptions, Generation, GenerationStats,
+    covers, place, start, step_rows, GenerateOptions, Generation, GenerationStats,
 };
 use super::sampler::Sampler;
 use super::Model;
+
+mod finish;
+
+use finish::{finish, MaskRun, Spellings};
 
 /// What the masks of one generation cost.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -58,6 +62,9 @@ pub struct MaskConstraint<'a> {
     prefix: Vec<u8>,
     stats: MaskStats,
     lazy: bool,
+    /// The vocabulary's text tokens by their bytes, made when a generation first has to
+    /// finish (see [`fit_runs`]).
+    spellings: Option<Spellings>,
 }
 
 impl<'a> MaskConstraint<'a> {
@@ -118,6 +125,7 @@ impl<'a> MaskConstraint<'a> {
             prefix: bytes,
             stats: MaskStats::default(),
             lazy: false,
+            spellings: None,
         })
     }
 
@@ -188,6 +196,52 @@ impl<'a> MaskConstraint<'a> {
         self.canvas.cells.insert(self.offset + position, None);
     }
 
+    /// Removes masked `position` (the later ones move down by one).
+    fn remove_mask(&mut self, position: usize) {
+        let removed = self.canvas.cells.remove(self.offset + position);
+        debug_assert!(removed.is_none(), "only a masked position is removed");
+    }
+
+    /// The runs of masked positions before the first end-of-output id, as (first position,
+    /// length), left to right, and whether each is the last thing of the output (nothing but
+    /// the canvas's end or an end-of-output id after it).
+    fn runs(&self) -> Vec<MaskRun> {
+        let mut runs: Vec<MaskRun> = Vec::new();
+        for o in self.open_positions() {
+            match runs.last_mut() {
+                Some(r) if r.start + r.len == o => r.len += 1,
+                _ => runs.push(MaskRun {
+                    start: o,
+                    len: 1,
+                    trailing: false,
+                }),
+            }
+        }
+        if let Some(r) = runs.last_mut() {
+            r.trailing = match self.cells().get(r.start + r.len) {
+                None => true,
+                Some(&Some(id)) => self.vocab.kind(id) == Some(TokenKind::Eos),
+                Some(None) => false,
+            };
+        }
+        runs
+    }
+
+    /// For each run of masks ([`MaskConstraint::runs`]), the fewest of the vocabulary's text
+    /// tokens that write what the grammar's completion puts there; `None` when the completion
+    /// finds nothing within its budget or a filler is no sequence of text tokens.
+    fn tokens_to_complete(&mut self) -> Option<Vec<usize>> {
+        let text = self.text_canvas().holey_text();
+        let t0 = Instant::now();
+        let fillers = self.checker.fillers(&text);
+        self.stats.check_time += t0.elapsed();
+        let fillers = fillers.ok()??;
+        let spellings = self
+            .spellings
+            .get_or_insert_with(|| Spellings::new(&self.vocab));
+        fillers.iter().map(|f| spellings.fewest(f)).collect()
+    }
+
     /// The masked positions before the first end-of-output id.
     fn open_positions(&self) -> Vec<usize> {
         let mut out = Vec::new();
@@ -247,6 +301,16 @@ impl<'a> MaskConstraint<'a> {
     /// checker's completion fills (any text: the last resort, when positions ran out),
     /// without the prefix.
     pub fn completion(&mut self) -> Result<Vec<u8>> {
+        let canvas = self.text_canvas();
+        let t0 = Instant::now();
+        let out = self.checker.complete(&canvas);
+        self.stats.check_time += t0.elapsed();
+        after_prefix(completed(out)?, &self.prefix)
+    }
+
+    /// The canvas as text: each placed id's bytes, masks as masks (a run of them is one hole
+    /// of any text: text tokens are never empty), EOS as the end.
+    fn text_canvas(&self) -> Canvas {
         let cells = self
             .canvas
             .cells
@@ -257,10 +321,7 @@ impl<'a> MaskConstraint<'a> {
                 Some(id) => Cell::Token(self.vocab.bytes(*id).to_vec()),
             })
             .collect();
-        let t0 = Instant::now();
-        let out = self.checker.complete(&Canvas::new(cells));
-        self.stats.check_time += t0.elapsed();
-        after_prefix(completed(out)?, &self.prefix)
+        Canvas::new(cells)
     }
 
     /// The whole token canvas as the checker reads it: the prefix's ids, then the generated
@@ -330,9 +391,11 @@ impl fmt::Debug for MaskConstraint<'_> {
 /// positions before the grammar lets it end (a JSON object whose required keys are not
 /// written yet, two positions before the end). When the schedule is over, the model finishes
 /// what is left: the model fills the masked positions one per forward pass, left to right,
-/// each with its best token under the position's mask; when no masked position can be filled
-/// (a run too short for what it must bridge: each of its positions reads the others exactly),
-/// each run gets one more masked position at its end (up to
+/// each with its best token under the position's mask, in runs of masks first fitted to the
+/// fewest tokens that write what the grammar's completion puts in them (a shorter run grows,
+/// a longer one between placed text gives up positions when no token fits it); when no masked
+/// position can be filled otherwise (a run too short for what it must bridge: each of its
+/// positions reads the others exactly), each run gets one more masked position at its end (up to
 /// [`GenerateOptions::max_extra_positions`]), and from then on the model's best tokens that
 /// leave the grammar's completion less to write are preferred, so the output ends rather than
 /// wanders. Only when that budget runs out does the checker's completion write the rest (the
@@ -468,126 +531,4 @@ pub fn generate_masked(
         text,
         stats,
     })
-}
-
-/// The model finishes an output the schedule left with masked positions (see the
-/// [module docs](self)): one forward pass per position, each filling the leftmost masked
-/// position that a token can fill with the model's best token under its mask (once
-/// positions were added, the best of those that bring the end closer: [`closer`]); when every
-/// masked position's mask is empty, each run of them gets one more masked position at its
-/// end, within `options.max_extra_positions`.
-fn finish(
-    model: &dyn Model,
-    ids: &mut Vec<u32>,
-    p: usize,
-    options: &GenerateOptions,
-    constraint: &mut MaskConstraint<'_>,
-    stats: &mut GenerationStats,
-) -> Result<()> {
-    let mask = model.mask_token_id();
-    loop {
-        let open = constraint.open_positions();
-        if open.is_empty() {
-            return Ok(());
-        }
-        let positions: Vec<usize> = open.iter().map(|&o| o + p).collect();
-        let t0 = Instant::now();
-        let rows = logits_rows(model, ids, p, 0.0, &positions, stats)?;
-        stats.model_time += t0.elapsed();
-        // The leftmost position that a token can fill, with the model's best allowed token
-        // there: left to right, so that a run too short for what it must bridge grows at its
-        // end and is written from its start.
-        let mut stuck_runs: Vec<usize> = Vec::new();
-        let mut chosen: Option<(usize, u32)> = None;
-        for (row, &o) in rows.iter().zip(&open) {
-            let allowed = constraint.allowed(o)?;
-            let Some((mut token, _)) = masked_argmax(row, &allowed) else {
-                // A position of a run no token can start: the run needs another position.
-                if stuck_runs.last().is_none_or(|&r| r + 1 != o) {
-                    stuck_runs.push(o);
-                } else {
-                    *stuck_runs.last_mut().expect("not empty") = o;
-                }
-                continue;
-            };
-            if stats.extra_positions > 0 {
-                token = closer(constraint, o, row, &allowed).unwrap_or(token);
-            }
-            chosen = Some((o, token));
-            break;
-        }
-        if let Some((o, token)) = chosen {
-            ids[o + p] = token;
-            for q in constraint.accept(o, token) {
-                ids[q + p] = token;
-            }
-            continue;
-        }
-        // Every open position is stuck: each stuck run gets one more position after its
-        // last one (from the right, so the earlier insertions' places stay put).
-        let room = model.max_positions().unwrap_or(usize::MAX);
-        if stats.extra_positions + stuck_runs.len() > options.max_extra_positions
-            || ids.len() + stuck_runs.len() > room
-        {
-            return Ok(());
-        }
-        for &o in stuck_runs.iter().rev() {
-            constraint.insert_mask(o + 1);
-            ids.insert(o + 1 + p, mask);
-            stats.extra_positions += 1;
-        }
-    }
-}
-
-/// Candidates [`closer`] weighs at a position, at most: the model's best allowed tokens.
-const CLOSING_CANDIDATES: usize = 256;
-
-/// Once positions had to be added, the model must end the output, not wander (under a long
-/// run of masks, read as any text, a mask lets a string or an object go on forever): in the
-/// model's order, the first allowed token at `position` whose placement leaves fewer bytes
-/// for the grammar's completion to write (so the bytes left fall at every step while one
-/// exists), else of the [`CLOSING_CANDIDATES`] best the one that leaves the fewest. `None`
-/// when no completion can be measured.
-fn closer(
-    constraint: &mut MaskConstraint<'_>,
-    position: usize,
-    logits: &[f32],
-    allowed: &TokenMask,
-) -> Option<u32> {
-    let now = constraint.left_to_complete()?;
-    let mut ranked: Vec<u32> = allowed
-        .ids()
-        .filter(|&t| (t as usize) < logits.len())
-        .collect();
-    ranked.sort_by(|&a, &b| logits[b as usize].total_cmp(&logits[a as usize]));
-    let mut fewest: Option<(usize, u32)> = None;
-    let at = constraint.offset + position;
-    for &t in ranked.iter().take(CLOSING_CANDIDATES) {
-        constraint.canvas.cells[at] = Some(t);
-        let left = constraint.left_to_complete();
-        constraint.canvas.cells[at] = None;
-        let Some(left) = left else { continue };
-        if left < now {
-            return Some(t);
-        }
-        if fewest.is_none_or(|(f, _)| left < f) {
-            fewest = Some((left, t));
-        }
-    }
-    fewest.map(|(_, t)| t)
-}
-
-/// The allowed token of highest logit and its probability renormalized over the allowed
-/// tokens; `None` when nothing is allowed.
-fn masked_argmax(logits: &[f32], allowed: &TokenMask) -> Option<(u32, f64)> {
-    let ids = || allowed.ids().filter(|&t| (t as usize) < logits.len());
-    let (token, max) = ids().map(|t| (t, logits[t as usize] as f64)).fold(
-        None,
-        |b: Option<(u32, f64)>, (t, l)| match b {
-            Some((_, bl)) if bl >= l => b,
-            _ => Some((t, l)),
-        },
-    )?;
-    let sum: f64 = ids().map(|t| (logits[t as usize] as f64 - max).exp()).sum();
-    Some((token, 1.0 / sum))
 }
