@@ -63,7 +63,7 @@ pub struct MaskConstraint<'a> {
     stats: MaskStats,
     lazy: bool,
     /// The vocabulary's text tokens by their bytes, made when a generation first has to
-    /// finish (see [`fit_runs`]).
+    /// finish (see `finish::fit_runs`).
     spellings: Option<Spellings>,
 }
 
@@ -232,6 +232,11 @@ impl<'a> MaskConstraint<'a> {
     /// finds nothing within its budget or a filler is no sequence of text tokens.
     fn tokens_to_complete(&mut self) -> Option<Vec<usize>> {
         let text = self.text_canvas().holey_text();
+        if text.with_holes_merged().num_holes() != text.num_holes() {
+            // Two runs with nothing between them (an id without bytes, which no mask
+            // admits): the completion's holes would not be the runs.
+            return None;
+        }
         let t0 = Instant::now();
         let fillers = self.checker.fillers(&text);
         self.stats.check_time += t0.elapsed();

@@ -12,11 +12,13 @@ use crate::diffusion::generate::{logits_rows, GenerateOptions, GenerationStats};
 use crate::diffusion::Model;
 use crate::vocab::{TokenMask, Vocabulary};
 
-/// The model finishes an output the schedule left with masked positions (see the
-/// [module docs](self)): one forward pass per position, each filling the leftmost masked
-/// position that a token can fill with the model's best token under its mask (once
-/// positions were added, the best of those that bring the end closer: [`closer`]); when every
-/// masked position's mask is empty, each run of them gets one more masked position at its
+/// The model finishes an output the schedule left with masked positions (see
+/// [`generate_masked`](super::generate_masked)): one forward pass per position, each filling
+/// the leftmost masked position that a token can fill with the model's best token under its
+/// mask (once positions were added, the best of those that bring the end closer:
+/// [`closer`]), after the runs of masks were grown to what the grammar's completion writes
+/// in them ([`fit_runs`]); when every masked position's mask is empty, a run longer than its
+/// completion gives up positions, or else each run gets one more masked position at its
 /// end, within `options.max_extra_positions`.
 pub(super) fn finish(
     model: &dyn Model,
