@@ -292,6 +292,27 @@ mod tests {
         (model, Arc::new(vocab))
     }
 
+    /// The ids the model reads for `cells` (a placed byte, or `None` for a mask) after the
+    /// prompt `w: `, each byte placed in `c` as well; and the prompt's length.
+    fn place(
+        model: &dyn Model,
+        c: &mut MaskConstraint<'_>,
+        cells: &[Option<u8>],
+    ) -> (Vec<u32>, usize) {
+        let prompt = b"w: ".map(u32::from);
+        let mut ids = prompt.to_vec();
+        for (position, cell) in cells.iter().enumerate() {
+            match cell {
+                Some(b) => {
+                    c.accept(position, u32::from(*b));
+                    ids.push(u32::from(*b));
+                }
+                None => ids.push(model.mask_token_id()),
+            }
+        }
+        (ids, prompt.len())
+    }
+
     /// `[` and `]` placed with three masks between them, where the grammar's only word puts
     /// two bytes: no token fits any of the three positions, and adding positions (what the
     /// finisher did before) never helps. The run gives up one position and the model writes
@@ -302,30 +323,18 @@ mod tests {
         let grammar = lark::parse("start: \"[12]\"\n", "word.lark").unwrap();
         let mut checker = Checker::with_vocabulary(grammar, vocab).unwrap();
         let mut c = MaskConstraint::new(&mut checker, 5).unwrap();
-        c.accept(0, u32::from(b'['));
-        c.accept(4, u32::from(b']'));
+        let cells = [Some(b'['), None, None, None, Some(b']')];
+        let (mut ids, p) = place(model.as_ref(), &mut c, &cells);
         for position in 1..4 {
             assert!(c.allowed(position).unwrap().is_empty(), "{position}");
         }
-        let prompt = b"w: ".map(u32::from);
-        let mask = model.mask_token_id();
-        let mut ids: Vec<u32> = prompt.to_vec();
-        ids.extend([u32::from(b'['), mask, mask, mask, u32::from(b']')]);
-        let options = GenerateOptions::new(5, 0);
+        let options = GenerateOptions::new(cells.len(), 0);
         let mut stats = GenerationStats::default();
-        finish(
-            model.as_ref(),
-            &mut ids,
-            prompt.len(),
-            &options,
-            &mut c,
-            &mut stats,
-        )
-        .unwrap();
+        finish(model.as_ref(), &mut ids, p, &options, &mut c, &mut stats).unwrap();
         assert!(c.is_complete(), "{c:?}");
         assert_eq!(c.text(), b"[12]");
         assert_eq!((stats.removed_positions, stats.extra_positions), (1, 0));
-        assert_eq!(&ids[prompt.len()..], b"[12]".map(u32::from));
+        assert_eq!(&ids[p..], b"[12]".map(u32::from));
     }
 
     /// A trailing run of two masks after `[`, where the word needs six bytes more: the run
@@ -336,34 +345,16 @@ mod tests {
         let grammar = lark::parse("start: \"[12345]\"\n", "word.lark").unwrap();
         let mut checker = Checker::with_vocabulary(grammar, vocab).unwrap();
         let mut c = MaskConstraint::new(&mut checker, 3).unwrap();
-        c.accept(0, u32::from(b'['));
-        let prompt = b"w: ".map(u32::from);
-        let mask = model.mask_token_id();
-        let mut ids: Vec<u32> = prompt.to_vec();
-        ids.extend([u32::from(b'['), mask, mask]);
-        let options = GenerateOptions::new(3, 0);
+        let cells = [Some(b'['), None, None];
+        let (mut ids, p) = place(model.as_ref(), &mut c, &cells);
+        let options = GenerateOptions::new(cells.len(), 0);
         let mut stats = GenerationStats::default();
-        fit_runs(
-            model.as_ref(),
-            &mut ids,
-            prompt.len(),
-            &options,
-            &mut c,
-            &mut stats,
-            Fit::Grow,
-        );
+        let m = model.as_ref();
+        fit_runs(m, &mut ids, p, &options, &mut c, &mut stats, Fit::Grow);
         assert_eq!(stats.extra_positions, 4);
         assert_eq!(c.cells().len(), 7);
-        assert_eq!(ids.len(), prompt.len() + 7);
-        finish(
-            model.as_ref(),
-            &mut ids,
-            prompt.len(),
-            &options,
-            &mut c,
-            &mut stats,
-        )
-        .unwrap();
+        assert_eq!(ids.len(), p + 7);
+        finish(m, &mut ids, p, &options, &mut c, &mut stats).unwrap();
         assert_eq!(c.text(), b"[12345]");
         assert_eq!(stats.extra_positions, 4);
     }
