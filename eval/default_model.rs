@@ -129,6 +129,7 @@ fn main() {
                     "empty_masks": out.stats.empty_masks, "unknown_ids": out.stats.unknown_ids,
                     "unfilled": out.stats.unfilled, "extra_positions": out.stats.extra_positions,
                     "removed_positions": out.stats.removed_positions,
+                    "spelled_tokens": out.stats.spelled_tokens,
                     "gave_up": out.stats.gave_up, "steps": out.stats.steps,
                     "seconds": secs.as_secs_f64(),
                     "constraint_seconds": out.stats.checker_time.as_secs_f64(),

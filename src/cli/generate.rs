@@ -448,6 +448,7 @@ fn render(
             "completion_bytes": st.completion_bytes,
             "extra_positions": st.extra_positions,
             "removed_positions": st.removed_positions,
+            "spelled_tokens": st.spelled_tokens,
             "masks": st.masks,
             "mask_ms": st.mask_time.as_secs_f64() * 1e3,
             "unknown_ids": st.unknown_ids,

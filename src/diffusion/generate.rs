@@ -111,6 +111,10 @@ pub struct GenerationStats {
     /// Masked positions taken out of runs too long for what they had to hold (mask-guided
     /// generation: a run of three masks where the grammar lets in two bytes).
     pub removed_positions: usize,
+    /// Tokens the finisher placed from the shortest spelling of the grammar's completion,
+    /// not from the model's best, because none of those left the output finishable in its
+    /// positions (mask-guided generation; the model wrote the rest).
+    pub spelled_tokens: usize,
     /// Mask-guided generation ([`generate_masked`](super::generate_masked)): valid-token masks computed (0 otherwise).
     pub masks: u64,
     /// Wall time computing those masks (part of `checker_time`).

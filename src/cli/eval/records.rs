@@ -93,6 +93,10 @@ pub struct ResultRecord {
     pub text: String,
     pub completed: bool,
     pub completion_bytes: usize,
+    /// Tokens the finisher took from the completion's spelling, not the model's best
+    /// (mask modes; `GenerationStats::spelled_tokens`).
+    #[serde(default)]
+    pub spelled_tokens: usize,
     pub error: Option<String>,
     pub timed_out: bool,
     pub gave_up: bool,

@@ -435,6 +435,7 @@ fn run_item(
             );
             record.completed = st.fallback;
             record.completion_bytes = st.completion_bytes;
+            record.spelled_tokens = st.spelled_tokens;
             record.gave_up = st.gave_up;
             record.rejections = st.rejections;
             record.checks = st.checks;

@@ -3,7 +3,7 @@
 //! still needs ([`fit_runs`]) and, once positions were added, with tokens that bring the end
 //! closer ([`closer`]). See [`generate_masked`](super::generate_masked).
 
-use hashbrown::HashSet;
+use hashbrown::HashMap;
 use std::time::Instant;
 
 use super::MaskConstraint;
@@ -57,6 +57,21 @@ pub(super) fn finish(
             };
             if stats.extra_positions > 0 {
                 token = closer(constraint, o, row, &allowed).unwrap_or(token);
+            }
+            // What is left of the budget for added positions (and of the model's context).
+            let slack = (options.max_extra_positions - stats.extra_positions).min(
+                model
+                    .max_positions()
+                    .unwrap_or(usize::MAX)
+                    .saturating_sub(ids.len()),
+            );
+            match within_reach(constraint, o, token, row, &allowed, slack) {
+                Some(Reach::Model(t)) => token = t,
+                Some(Reach::Spelled(t)) => {
+                    token = t;
+                    stats.spelled_tokens += 1;
+                }
+                None => {}
             }
             chosen = Some((o, token));
             break;
@@ -204,6 +219,78 @@ fn closer(
     fewest.map(|(_, t)| t)
 }
 
+/// The token [`within_reach`] chose, and where it came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Reach {
+    /// One of the model's [`CLOSING_CANDIDATES`] best allowed tokens.
+    Model(u32),
+    /// The first token of the shortest spelling of the grammar's completion: none of the
+    /// model's best kept the output within its positions.
+    Spelled(u32),
+}
+
+/// Keeps the output finishable within the positions it has and `slack` more that may still
+/// be added: of the model's allowed tokens at `position`, `best` (the model's choice) if
+/// after it the grammar's completion, counted in the fewest tokens that write it
+/// ([`MaskConstraint::tokens_to_complete`]), fits in the positions still open and `slack`;
+/// else the first of the model's [`CLOSING_CANDIDATES`] best that does; else, where
+/// `position` starts its run, the completion's own first token there, which does by
+/// construction; else the candidate that needs the fewest. `None` when the completion
+/// cannot be measured.
+///
+/// Why: a long run of masks is read loosely (one token, then any text), so its masks let
+/// the model write on where the output has no positions left for it (a new member after
+/// each member, measured on the embedded model's JSON: 4 of 20 outputs spent all 64 added
+/// positions that way and ended with the grammar's completion). Once the positions run
+/// short, this holds the model to what still fits, and the completion is never needed.
+fn within_reach(
+    constraint: &mut MaskConstraint<'_>,
+    position: usize,
+    best: u32,
+    logits: &[f32],
+    allowed: &TokenMask,
+    slack: usize,
+) -> Option<Reach> {
+    let at = constraint.offset + position;
+    // How many tokens more than the output has room for the completion needs after `t`.
+    let over = |constraint: &mut MaskConstraint<'_>, t: u32| -> Option<isize> {
+        constraint.canvas.cells[at] = Some(t);
+        let open = constraint.open_positions().len();
+        let needed = constraint.tokens_to_complete();
+        constraint.canvas.cells[at] = None;
+        Some(needed?.iter().sum::<usize>() as isize - (open + slack) as isize)
+    };
+    if over(constraint, best)? <= 0 {
+        return Some(Reach::Model(best));
+    }
+    let mut ranked: Vec<u32> = allowed
+        .ids()
+        .filter(|&t| (t as usize) < logits.len() && t != best)
+        .collect();
+    ranked.sort_by(|&a, &b| logits[b as usize].total_cmp(&logits[a as usize]));
+    let mut fewest: Option<(isize, u32)> = None;
+    for &t in ranked.iter().take(CLOSING_CANDIDATES) {
+        let Some(o) = over(constraint, t) else {
+            continue;
+        };
+        if o <= 0 {
+            return Some(Reach::Model(t));
+        }
+        if fewest.is_none_or(|(f, _)| o < f) {
+            fewest = Some((o, t));
+        }
+    }
+    let run = constraint.runs().iter().position(|r| r.start == position);
+    if let (Some(r), Some(spelled)) = (run, constraint.spelled_fillers()) {
+        if let Some(&t) = spelled.get(r).and_then(|ids| ids.first()) {
+            if allowed.contains(t) {
+                return Some(Reach::Spelled(t));
+            }
+        }
+    }
+    fewest.map(|(_, t)| Reach::Model(t))
+}
+
 /// The allowed token of highest logit and its probability renormalized over the allowed
 /// tokens; `None` when nothing is allowed.
 fn masked_argmax(logits: &[f32], allowed: &TokenMask) -> Option<(u32, f64)> {
@@ -230,38 +317,59 @@ pub(super) struct MaskRun {
 
 /// The vocabulary's text tokens by their bytes: how few of them write a given text.
 pub(super) struct Spellings {
-    tokens: HashSet<Vec<u8>>,
+    /// Each text token's bytes and its lowest id.
+    tokens: HashMap<Vec<u8>, u32>,
     longest: usize,
 }
 
 impl Spellings {
     pub fn new(vocab: &Vocabulary) -> Spellings {
-        let tokens: HashSet<Vec<u8>> = vocab
-            .text_ids()
-            .map(|id| vocab.bytes(id).to_vec())
-            .filter(|b| !b.is_empty())
-            .collect();
-        let longest = tokens.iter().map(Vec::len).max().unwrap_or(0);
+        let mut tokens: HashMap<Vec<u8>, u32> = HashMap::new();
+        for id in vocab.text_ids() {
+            let bytes = vocab.bytes(id);
+            if !bytes.is_empty() {
+                tokens.entry(bytes.to_vec()).or_insert(id);
+            }
+        }
+        let longest = tokens.keys().map(Vec::len).max().unwrap_or(0);
         Spellings { tokens, longest }
     }
 
     /// The fewest tokens whose bytes, one after another, are `text` (0 for the empty text);
     /// `None` if no sequence of tokens is.
     pub fn fewest(&self, text: &[u8]) -> Option<usize> {
+        self.spell(text).map(|ids| ids.len())
+    }
+
+    /// The ids of a shortest sequence of tokens whose bytes are `text` (none for the empty
+    /// text); `None` if no sequence of tokens is.
+    pub fn spell(&self, text: &[u8]) -> Option<Vec<u32>> {
         let n = text.len();
-        let mut best = vec![usize::MAX; n + 1];
-        best[0] = 0;
+        // best[i]: the fewest tokens that write text[..i], and the last one's length.
+        let mut best = vec![(usize::MAX, 0); n + 1];
+        best[0] = (0, 0);
         for i in 0..n {
-            if best[i] == usize::MAX {
+            if best[i].0 == usize::MAX {
                 continue;
             }
             for l in 1..=self.longest.min(n - i) {
-                if self.tokens.contains(&text[i..i + l]) {
-                    best[i + l] = best[i + l].min(best[i] + 1);
+                if self.tokens.contains_key(&text[i..i + l]) && best[i].0 + 1 < best[i + l].0 {
+                    best[i + l] = (best[i].0 + 1, l);
                 }
             }
         }
-        (best[n] != usize::MAX).then_some(best[n])
+        if best[n].0 == usize::MAX {
+            return None;
+        }
+        let mut ids = Vec::with_capacity(best[n].0);
+        let mut end = n;
+        while end > 0 {
+            let l = best[end].1;
+            ids.push(self.tokens[&text[end - l..end]]);
+            end -= l;
+        }
+        ids.reverse();
+        Some(ids)
     }
 }
 
@@ -357,6 +465,68 @@ mod tests {
         finish(m, &mut ids, p, &options, &mut c, &mut stats).unwrap();
         assert_eq!(c.text(), b"[12345]");
         assert_eq!(stats.extra_positions, 4);
+    }
+
+    /// Eight masks where a word of letters must end in six marks, no position may be
+    /// added, and the vocabulary has two-letter tokens: read loosely (a long run holds from
+    /// one byte a position to two), the masks of the first positions let in letters after
+    /// which six positions are too few for the marks. Held to what fits, the model ends the
+    /// word in the eight positions it has.
+    #[test]
+    fn a_run_is_held_to_what_still_fits() {
+        let (model, _) = byte_model();
+        let pairs = ["ab", "cd", "ef"];
+        let bytes: Vec<Vec<u8>> = (0..model.vocab_size() as u32)
+            .map(|id| {
+                match (
+                    u8::try_from(id),
+                    (id as usize).checked_sub(256).and_then(|i| pairs.get(i)),
+                ) {
+                    (Ok(b), _) => vec![b],
+                    (_, Some(pair)) => pair.as_bytes().to_vec(),
+                    _ => format!("<|{id}|>").into_bytes(),
+                }
+            })
+            .collect();
+        let specials: Vec<u32> = (256 + pairs.len() as u32..model.vocab_size() as u32).collect();
+        let vocab = Arc::new(Vocabulary::new(bytes, &[model.eos_token_id()], &specials));
+        let grammar = lark::parse("start: /[a-w]/* \".:;,!?\"\n", "word.lark").unwrap();
+        let mut checker = Checker::with_vocabulary(grammar, vocab).unwrap();
+        let mut c = MaskConstraint::new(&mut checker, 8).unwrap();
+        let (mut ids, p) = place(model.as_ref(), &mut c, &[None; 8]);
+        let mut options = GenerateOptions::new(8, 0);
+        options.max_extra_positions = 0;
+        let mut stats = GenerationStats::default();
+        finish(model.as_ref(), &mut ids, p, &options, &mut c, &mut stats).unwrap();
+        assert!(c.is_complete(), "{c:?}");
+        let text = c.text();
+        assert!(
+            text.ends_with(b".:;,!?"),
+            "{:?}",
+            String::from_utf8_lossy(&text)
+        );
+        assert_eq!(stats.extra_positions, 0);
+    }
+
+    /// The shortest spelling of a text is one of its splits into tokens, and as short.
+    #[test]
+    fn spellings_are_splits_into_tokens() {
+        let bytes: Vec<Vec<u8>> = ["a", "b", "ab", "abc", "ca", "bca", "ab"]
+            .iter()
+            .map(|t| t.as_bytes().to_vec())
+            .collect();
+        let vocab = Vocabulary::new(bytes.clone(), &[], &[]);
+        let spellings = Spellings::new(&vocab);
+        for text in ["abcab", "bcaab", "cab", "ab", ""] {
+            let ids = spellings.spell(text.as_bytes()).unwrap();
+            let joined: Vec<u8> = ids
+                .iter()
+                .flat_map(|&id| vocab.bytes(id).to_vec())
+                .collect();
+            assert_eq!(joined, text.as_bytes());
+            assert_eq!(Some(ids.len()), spellings.fewest(text.as_bytes()));
+        }
+        assert_eq!(spellings.spell(b"abd"), None);
     }
 
     /// The fewest tokens that spell a text, against every split of it into tokens.
