@@ -8,7 +8,7 @@ use hashbrown::HashSet;
 use std::time::{Duration, Instant};
 
 use crate::canvas::tokens::TokenCanvas;
-use crate::canvas::{Canvas, Cell};
+use crate::canvas::{Canvas, Cell, HoleyText};
 use crate::checker::{CheckVerdict, Checker};
 use crate::vocab::{TokenKind, TokenMask, Vocabulary};
 
@@ -65,6 +65,9 @@ pub struct MaskConstraint<'a> {
     /// The vocabulary's text tokens by their bytes, made when a generation first has to
     /// finish (see `finish::fit_runs`).
     spellings: Option<Spellings>,
+    /// The last text [`MaskConstraint::spelled_fillers`] read and its answer: the finisher
+    /// asks of the same canvas twice a step (the token it weighs, then the runs' fit).
+    last_spelled: Option<(HoleyText, Option<Vec<Vec<u32>>>)>,
 }
 
 impl<'a> MaskConstraint<'a> {
@@ -126,6 +129,7 @@ impl<'a> MaskConstraint<'a> {
             stats: MaskStats::default(),
             lazy: false,
             spellings: None,
+            last_spelled: None,
         })
     }
 
@@ -231,31 +235,31 @@ impl<'a> MaskConstraint<'a> {
     /// tokens that write what the grammar's completion puts there; `None` when the completion
     /// finds nothing within its budget or a filler is no sequence of text tokens.
     fn tokens_to_complete(&mut self) -> Option<Vec<usize>> {
+        Some(self.spelled_fillers()?.iter().map(Vec::len).collect())
+    }
+
+    /// For each run of masks, the ids of the fewest tokens that write the grammar's filler
+    /// there (see [`MaskConstraint::tokens_to_complete`]).
+    fn spelled_fillers(&mut self) -> Option<Vec<Vec<u32>>> {
         let text = self.text_canvas().holey_text();
+        if let Some((last, spelled)) = &self.last_spelled {
+            if *last == text {
+                return spelled.clone();
+            }
+        }
+        let spelled = self.spell_fillers(&text);
+        self.last_spelled = Some((text, spelled.clone()));
+        spelled
+    }
+
+    fn spell_fillers(&mut self, text: &HoleyText) -> Option<Vec<Vec<u32>>> {
         if text.with_holes_merged().num_holes() != text.num_holes() {
             // Two runs with nothing between them (an id without bytes, which no mask
             // admits): the completion's holes would not be the runs.
             return None;
         }
         let t0 = Instant::now();
-        let fillers = self.checker.fillers(&text);
-        self.stats.check_time += t0.elapsed();
-        let fillers = fillers.ok()??;
-        let spellings = self
-            .spellings
-            .get_or_insert_with(|| Spellings::new(&self.vocab));
-        fillers.iter().map(|f| spellings.fewest(f)).collect()
-    }
-
-    /// For each run of masks, the ids of the fewest tokens that write the grammar's filler
-    /// there (as [`MaskConstraint::tokens_to_complete`] counts them).
-    fn spelled_fillers(&mut self) -> Option<Vec<Vec<u32>>> {
-        let text = self.text_canvas().holey_text();
-        if text.with_holes_merged().num_holes() != text.num_holes() {
-            return None;
-        }
-        let t0 = Instant::now();
-        let fillers = self.checker.fillers(&text);
+        let fillers = self.checker.fillers(text);
         self.stats.check_time += t0.elapsed();
         let fillers = fillers.ok()??;
         let spellings = self
