@@ -424,8 +424,13 @@ impl fmt::Debug for MaskConstraint<'_> {
 /// positions reads the others exactly), each run gets one more masked position at its end (up to
 /// [`GenerateOptions::max_extra_positions`]), and from then on the model's best tokens that
 /// leave the grammar's completion less to write are preferred, so the output ends rather than
-/// wanders. Only when that budget runs out does the checker's completion write the rest (the
-/// record says so, and how many bytes it wrote).
+/// wanders. Every finishing token is also held within reach: kept only if the completion,
+/// counted in the fewest tokens that spell it, still fits in the open positions and what is
+/// left of that budget (else the model's next best that does, else the completion's own
+/// first token, counted in [`GenerationStats::spelled_tokens`]), so the output ends in the
+/// positions it has. The checker's completion writes the rest only where that fails (no
+/// completion measured, or runs no token can fill past the budget); the record says so, and
+/// how many bytes it wrote.
 pub fn generate_masked(
     model: &dyn Model,
     sampler: &mut dyn Sampler,

@@ -1,7 +1,8 @@
 //! Finishing an output the schedule left with masked positions: the model writes the rest
 //! under masks, one position per forward pass, in runs of masks fitted to what the grammar
-//! still needs ([`fit_runs`]) and, once positions were added, with tokens that bring the end
-//! closer ([`closer`]). See [`generate_masked`](super::generate_masked).
+//! still needs ([`fit_runs`]), with tokens that keep the output finishable in the positions
+//! it has and may still add ([`within_reach`]) and, once positions were added, that bring
+//! the end closer ([`closer`]). See [`generate_masked`](super::generate_masked).
 
 use hashbrown::HashMap;
 use std::time::Instant;
@@ -16,10 +17,10 @@ use crate::vocab::{TokenMask, Vocabulary};
 /// [`generate_masked`](super::generate_masked)): one forward pass per position, each filling
 /// the leftmost masked position that a token can fill with the model's best token under its
 /// mask (once positions were added, the best of those that bring the end closer:
-/// [`closer`]), after the runs of masks were grown to what the grammar's completion writes
-/// in them ([`fit_runs`]); when every masked position's mask is empty, a run longer than its
-/// completion gives up positions, or else each run gets one more masked position at its
-/// end, within `options.max_extra_positions`.
+/// [`closer`]), held to what still fits ([`within_reach`]), after the runs of masks were
+/// grown to what the grammar's completion writes in them ([`fit_runs`]); when every masked
+/// position's mask is empty, a run longer than its completion gives up positions, or else
+/// each run gets one more masked position at its end, within `options.max_extra_positions`.
 pub(super) fn finish(
     model: &dyn Model,
     ids: &mut Vec<u32>,
