@@ -59,13 +59,7 @@ pub(super) fn finish(
             if stats.extra_positions > 0 {
                 token = closer(constraint, o, row, &allowed).unwrap_or(token);
             }
-            // What is left of the budget for added positions (and of the model's context).
-            let slack = (options.max_extra_positions - stats.extra_positions).min(
-                model
-                    .max_positions()
-                    .unwrap_or(usize::MAX)
-                    .saturating_sub(ids.len()),
-            );
+            let slack = positions_left(model, options, stats, ids.len());
             match within_reach(constraint, o, token, row, &allowed, slack) {
                 Some(Reach::Model(t)) => token = t,
                 Some(Reach::Spelled(t)) => {
@@ -91,10 +85,7 @@ pub(super) fn finish(
         if fit_runs(model, ids, p, options, constraint, stats, Fit::Shrink) {
             continue;
         }
-        let room = model.max_positions().unwrap_or(usize::MAX);
-        if stats.extra_positions + stuck_runs.len() > options.max_extra_positions
-            || ids.len() + stuck_runs.len() > room
-        {
+        if stuck_runs.len() > positions_left(model, options, stats, ids.len()) {
             return Ok(());
         }
         for &o in stuck_runs.iter().rev() {
@@ -103,6 +94,18 @@ pub(super) fn finish(
             stats.extra_positions += 1;
         }
     }
+}
+
+/// How many positions may still be added to an output of `len` ids (the prompt's
+/// included): what is left of `options.max_extra_positions` and of the model's context.
+fn positions_left(
+    model: &dyn Model,
+    options: &GenerateOptions,
+    stats: &GenerationStats,
+    len: usize,
+) -> usize {
+    let room = model.max_positions().unwrap_or(usize::MAX);
+    (options.max_extra_positions - stats.extra_positions).min(room.saturating_sub(len))
 }
 
 /// What [`fit_runs`] may do to a run of masks.
@@ -146,16 +149,13 @@ fn fit_runs(
         return false;
     }
     let mask = model.mask_token_id();
-    let room = model.max_positions().unwrap_or(usize::MAX);
     let mut changed = false;
     // From the right, so that the earlier runs' positions stay put.
     for (run, &want) in runs.iter().zip(&needed).rev() {
         let end = run.start + run.len;
         match fit {
             Fit::Grow if want > run.len => {
-                let add = (want - run.len)
-                    .min(options.max_extra_positions - stats.extra_positions)
-                    .min(room.saturating_sub(ids.len()));
+                let add = (want - run.len).min(positions_left(model, options, stats, ids.len()));
                 for _ in 0..add {
                     constraint.insert_mask(end);
                     ids.insert(end + p, mask);
@@ -198,26 +198,59 @@ fn closer(
     allowed: &TokenMask,
 ) -> Option<u32> {
     let now = constraint.left_to_complete()?;
+    let candidates = best_candidates(logits, allowed, None);
+    let measure = |c: &mut MaskConstraint<'_>| c.left_to_complete();
+    match first_or_least(constraint, position, &candidates, measure, |left| {
+        left < now
+    })? {
+        Pick::First(t) | Pick::Least(t) => Some(t),
+    }
+}
+
+/// The model's [`CLOSING_CANDIDATES`] best allowed tokens, best first, `except` left out.
+fn best_candidates(logits: &[f32], allowed: &TokenMask, except: Option<u32>) -> Vec<u32> {
     let mut ranked: Vec<u32> = allowed
         .ids()
-        .filter(|&t| (t as usize) < logits.len())
+        .filter(|&t| (t as usize) < logits.len() && Some(t) != except)
         .collect();
     ranked.sort_by(|&a, &b| logits[b as usize].total_cmp(&logits[a as usize]));
-    let mut fewest: Option<(usize, u32)> = None;
+    ranked.truncate(CLOSING_CANDIDATES);
+    ranked
+}
+
+/// What [`first_or_least`] found.
+enum Pick {
+    /// The first candidate whose measure passed.
+    First(u32),
+    /// None passed: the first of least measure.
+    Least(u32),
+}
+
+/// Of `candidates` in order, each placed at `position` in turn and measured on that canvas
+/// (a candidate without a measure is passed over): the first whose measure `passes`, else
+/// the first of least measure; `None` when no candidate was measured.
+fn first_or_least<M: Ord + Copy>(
+    constraint: &mut MaskConstraint<'_>,
+    position: usize,
+    candidates: &[u32],
+    mut measure: impl FnMut(&mut MaskConstraint<'_>) -> Option<M>,
+    passes: impl Fn(M) -> bool,
+) -> Option<Pick> {
     let at = constraint.offset + position;
-    for &t in ranked.iter().take(CLOSING_CANDIDATES) {
+    let mut least: Option<(M, u32)> = None;
+    for &t in candidates {
         constraint.canvas.cells[at] = Some(t);
-        let left = constraint.left_to_complete();
+        let m = measure(constraint);
         constraint.canvas.cells[at] = None;
-        let Some(left) = left else { continue };
-        if left < now {
-            return Some(t);
+        let Some(m) = m else { continue };
+        if passes(m) {
+            return Some(Pick::First(t));
         }
-        if fewest.is_none_or(|(f, _)| left < f) {
-            fewest = Some((left, t));
+        if least.is_none_or(|(l, _)| m < l) {
+            least = Some((m, t));
         }
     }
-    fewest.map(|(_, t)| t)
+    least.map(|(_, t)| Pick::Least(t))
 }
 
 /// The token [`within_reach`] chose, and where it came from.
@@ -252,35 +285,25 @@ fn within_reach(
     allowed: &TokenMask,
     slack: usize,
 ) -> Option<Reach> {
-    let at = constraint.offset + position;
-    // How many tokens more than the output has room for the completion needs after `t`.
-    let over = |constraint: &mut MaskConstraint<'_>, t: u32| -> Option<isize> {
-        constraint.canvas.cells[at] = Some(t);
-        let open = constraint.open_positions().len();
-        let needed = constraint.tokens_to_complete();
-        constraint.canvas.cells[at] = None;
-        Some(needed?.iter().sum::<usize>() as isize - (open + slack) as isize)
+    // How many tokens more than the output has room for the completion needs (measured
+    // with the candidate in place).
+    let over = |c: &mut MaskConstraint<'_>| -> Option<isize> {
+        let open = c.open_positions().len();
+        let needed = c.tokens_to_complete()?;
+        Some(needed.iter().sum::<usize>() as isize - (open + slack) as isize)
     };
-    if over(constraint, best)? <= 0 {
-        return Some(Reach::Model(best));
+    let fits = |o: isize| o <= 0;
+    // The model's choice first: when it cannot be measured, nothing can be said.
+    match first_or_least(constraint, position, &[best], over, fits)? {
+        Pick::First(t) => return Some(Reach::Model(t)),
+        Pick::Least(_) => {}
     }
-    let mut ranked: Vec<u32> = allowed
-        .ids()
-        .filter(|&t| (t as usize) < logits.len() && t != best)
-        .collect();
-    ranked.sort_by(|&a, &b| logits[b as usize].total_cmp(&logits[a as usize]));
-    let mut fewest: Option<(isize, u32)> = None;
-    for &t in ranked.iter().take(CLOSING_CANDIDATES) {
-        let Some(o) = over(constraint, t) else {
-            continue;
-        };
-        if o <= 0 {
-            return Some(Reach::Model(t));
-        }
-        if fewest.is_none_or(|(f, _)| o < f) {
-            fewest = Some((o, t));
-        }
-    }
+    let candidates = best_candidates(logits, allowed, Some(best));
+    let fewest = match first_or_least(constraint, position, &candidates, over, fits) {
+        Some(Pick::First(t)) => return Some(Reach::Model(t)),
+        Some(Pick::Least(t)) => Some(t),
+        None => None,
+    };
     let run = constraint.runs().iter().position(|r| r.start == position);
     if let (Some(r), Some(spelled)) = (run, constraint.spelled_fillers()) {
         if let Some(&t) = spelled.get(r).and_then(|ids| ids.first()) {
@@ -289,7 +312,7 @@ fn within_reach(
             }
         }
     }
-    fewest.map(|(_, t)| Reach::Model(t))
+    fewest.map(Reach::Model)
 }
 
 /// The allowed token of highest logit and its probability renormalized over the allowed
@@ -382,15 +405,24 @@ mod tests {
     /// The tiny LLaDA fixture (random weights) over a vocabulary whose ids below 256 are bytes
     /// and whose others are special (never in a mask).
     fn byte_model() -> (Box<dyn Model>, Arc<Vocabulary>) {
+        model_with_tokens(&[])
+    }
+
+    /// As [`byte_model`], with `extra` text tokens at ids 256 on.
+    fn model_with_tokens(extra: &[&str]) -> (Box<dyn Model>, Arc<Vocabulary>) {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/llada-tiny");
         let model = crate::diffusion::load(&dir, DType::F32, &Device::Cpu).unwrap();
         let bytes: Vec<Vec<u8>> = (0..model.vocab_size() as u32)
-            .map(|id| match u8::try_from(id) {
-                Ok(b) => vec![b],
-                Err(_) => format!("<|{id}|>").into_bytes(),
+            .map(|id| {
+                let extra = (id as usize).checked_sub(256).and_then(|i| extra.get(i));
+                match (u8::try_from(id), extra) {
+                    (Ok(b), _) => vec![b],
+                    (_, Some(token)) => token.as_bytes().to_vec(),
+                    _ => format!("<|{id}|>").into_bytes(),
+                }
             })
             .collect();
-        let specials: Vec<u32> = (256..model.vocab_size() as u32).collect();
+        let specials: Vec<u32> = (256 + extra.len() as u32..model.vocab_size() as u32).collect();
         let vocab = Vocabulary::new(bytes, &[model.eos_token_id()], &specials);
         (model, Arc::new(vocab))
     }
@@ -469,22 +501,7 @@ mod tests {
     /// word in the eight positions it has.
     #[test]
     fn a_run_is_held_to_what_still_fits() {
-        let (model, _) = byte_model();
-        let pairs = ["ab", "cd", "ef"];
-        let bytes: Vec<Vec<u8>> = (0..model.vocab_size() as u32)
-            .map(|id| {
-                match (
-                    u8::try_from(id),
-                    (id as usize).checked_sub(256).and_then(|i| pairs.get(i)),
-                ) {
-                    (Ok(b), _) => vec![b],
-                    (_, Some(pair)) => pair.as_bytes().to_vec(),
-                    _ => format!("<|{id}|>").into_bytes(),
-                }
-            })
-            .collect();
-        let specials: Vec<u32> = (256 + pairs.len() as u32..model.vocab_size() as u32).collect();
-        let vocab = Arc::new(Vocabulary::new(bytes, &[model.eos_token_id()], &specials));
+        let (model, vocab) = model_with_tokens(&["ab", "cd", "ef"]);
         let grammar = lark::parse("start: /[a-w]/* \".:;,!?\"\n", "word.lark").unwrap();
         let mut checker = Checker::with_vocabulary(grammar, vocab).unwrap();
         let mut c = MaskConstraint::new(&mut checker, 8).unwrap();
