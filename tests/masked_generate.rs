@@ -287,3 +287,51 @@ fn the_model_finishes_in_added_positions() {
         g.stats
     );
 }
+
+/// Lazy masks that check a refused position's next best tokens before computing its mask
+/// draw what computing the mask at the first refusal draws (the sampler's draw without the
+/// refused tokens is its draw within the mask), on masks that are exact: the same ids, on
+/// seeds where the random model is refused many times. LLaDA's draws are identical, not only
+/// alike in distribution: its noise is fixed per position and its confidence is the token's
+/// own probability. (Dream's draws at temperature > 0 take a fresh random number per draw, and
+/// its entropy and margin confidences read the tokens not yet refused, so there the two are
+/// alike in distribution, not draw by draw.)
+#[test]
+fn checks_before_the_mask_draw_what_the_mask_draws() {
+    let grammar = lark::parse(LIST, "list.lark").unwrap();
+    let mut refused = 0;
+    let mut past_checks = 0;
+    for name in ["llada-tiny"] {
+        let model = diffusion::load(&data(name), DType::F32, &Device::Cpu).unwrap();
+        let (vocab, _) = byte_vocab(model.as_ref());
+        let vocab = Arc::new(vocab);
+        let prompt: Vec<u32> = b"numbers: ".iter().map(|&b| b as u32).collect();
+        for (label, sampler) in samplers(name) {
+            for seed in 0..4 {
+                let opts = GenerateOptions::new(16, seed);
+                let run = |checks: usize| {
+                    let mut checker =
+                        Checker::with_vocabulary(grammar.clone(), vocab.clone()).unwrap();
+                    let mut c = MaskConstraint::new(&mut checker, 16)
+                        .unwrap()
+                        .lazy_checks(checks);
+                    let g =
+                        generate_masked(model.as_ref(), sampler().as_mut(), &prompt, &opts, &mut c)
+                            .unwrap();
+                    g
+                };
+                let at_once = run(0);
+                let checked = run(diffusion::LAZY_CHECKS);
+                let what = format!("{name} {label} seed {seed}");
+                assert_eq!(at_once.ids, checked.ids, "{what}");
+                assert!(is_list(&checked.text), "{what}");
+                // Refusals answered by checks alone computed fewer masks.
+                assert!(checked.stats.masks <= at_once.stats.masks, "{what}");
+                refused += checked.stats.rejections;
+                past_checks += at_once.stats.masks - checked.stats.masks;
+            }
+        }
+    }
+    // The comparison means something only where refusals were answered by checks.
+    assert!(refused >= 20 && past_checks >= 5, "{refused} {past_checks}");
+}

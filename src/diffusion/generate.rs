@@ -86,9 +86,10 @@ pub struct GenerationStats {
     /// Steps of the sampler's schedule taken.
     pub steps: u64,
     /// Grammar checks of proposed tokens (mask-guided generation: rechecks of a step's later
-    /// pairs).
+    /// pairs; with lazy masks every proposal, and a refused position's next best tokens).
     pub checks: u64,
-    /// Of those, the tokens refused (mask-guided generation: redraws).
+    /// Of those, the tokens refused (mask-guided generation: redraws; with lazy masks each
+    /// refused check).
     pub rejections: u64,
     /// Wall time in forward passes, logits rows copied out included.
     pub model_time: Duration,

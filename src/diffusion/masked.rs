@@ -4,7 +4,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use hashbrown::HashSet;
+use hashbrown::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
 use crate::canvas::tokens::TokenCanvas;
@@ -43,6 +43,15 @@ pub struct MaskStats {
     pub check_time: Duration,
 }
 
+/// A position's mask ([`MaskConstraint::mask`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PositionMask {
+    /// The ids known to keep the canvas completable.
+    pub mask: TokenMask,
+    /// Whether every other id is known not to (no check ran out of budget).
+    pub exact: bool,
+}
+
 /// A grammar constraint on one generation through masks: the token canvas of the generated
 /// positions and the checker that reads it. See [`generate_masked`].
 ///
@@ -62,6 +71,8 @@ pub struct MaskConstraint<'a> {
     prefix: Vec<u8>,
     stats: MaskStats,
     lazy: bool,
+    /// Lazy masks: checks of a refused position's next best tokens before its mask.
+    checks_before_mask: usize,
     /// The vocabulary's text tokens by their bytes, made when a generation first has to
     /// finish (see `finish::fit_runs`).
     spellings: Option<Spellings>,
@@ -128,6 +139,7 @@ impl<'a> MaskConstraint<'a> {
             prefix: bytes,
             stats: MaskStats::default(),
             lazy: false,
+            checks_before_mask: LAZY_CHECKS,
             spellings: None,
             last_spelled: None,
         })
@@ -140,8 +152,24 @@ impl<'a> MaskConstraint<'a> {
         self
     }
 
-    /// The ids that keep the canvas completable at masked `position`.
+    /// Lazy masks, with `n` checks of a refused position's next best tokens before its mask
+    /// is computed ([`LAZY_CHECKS`] by default; 0 computes the mask at the first refusal).
+    pub fn lazy_checks(mut self, n: usize) -> Self {
+        self.lazy = true;
+        self.checks_before_mask = n;
+        self
+    }
+
+    /// The ids that keep the canvas completable at masked `position` (ids whose check ran out
+    /// of budget left out: see [`MaskConstraint::mask`]).
     pub fn allowed(&mut self, position: usize) -> Result<TokenMask> {
+        Ok(self.mask(position)?.mask)
+    }
+
+    /// The mask of masked `position` and whether it is exact: with no id `unknown`, its
+    /// complement is refused; else ids outside it may still be allowed (a single
+    /// [`MaskConstraint::check`] decides one).
+    pub fn mask(&mut self, position: usize) -> Result<PositionMask> {
         let t0 = Instant::now();
         let a = self
             .checker
@@ -153,23 +181,33 @@ impl<'a> MaskConstraint<'a> {
         if a.mask.is_empty() {
             self.stats.empty_masks += 1;
         }
-        Ok(a.mask)
+        Ok(PositionMask {
+            exact: a.unknown == 0,
+            mask: a.mask,
+        })
     }
 
     /// Whether `id` at masked `position` keeps the canvas completable (one check).
     pub fn check(&mut self, position: usize, id: u32) -> bool {
+        self.verdict(position, id) == CheckVerdict::Completable
+    }
+
+    /// The check of `id` at masked `position`: `unknown` where it ran out of budget; not
+    /// completable where `position` is not masked or the canvas cannot hold `id` (a
+    /// forbidden id, an id past the vocabulary).
+    pub fn verdict(&mut self, position: usize, id: u32) -> CheckVerdict {
         let at = self.offset + position;
         if self.canvas.cells.get(at) != Some(&None) {
-            return false;
+            return CheckVerdict::NotCompletable;
         }
         let t0 = Instant::now();
         let verdict = self
             .checker
             .check_tokens(&self.canvas.with(at, id))
-            .map(|c| c.verdict);
+            .map_or(CheckVerdict::NotCompletable, |c| c.verdict);
         self.stats.check_time += t0.elapsed();
         self.stats.rechecks += 1;
-        verdict == Ok(CheckVerdict::Completable)
+        verdict
     }
 
     /// Places `id` at `position`; an end-of-output id fills every later position with it.
@@ -381,6 +419,7 @@ impl fmt::Debug for MaskConstraint<'_> {
             .field("vocab_len", &self.vocab.len())
             .field("stats", &self.stats)
             .field("lazy", &self.lazy)
+            .field("checks_before_mask", &self.checks_before_mask)
             .finish_non_exhaustive()
     }
 }
@@ -405,10 +444,14 @@ impl fmt::Debug for MaskConstraint<'_> {
 ///
 /// *Lazy* masks ([`MaskConstraint::lazy`]) trade that ordering for speed: positions are
 /// ranked by the model's unconstrained confidence, each proposed pair is checked (one check,
-/// not a mask), and a position's mask is computed only when its pair is refused; the position
-/// then proposes its best token within the mask. The tokens still come from the constrained
-/// distribution at their position (the best allowed token), only the order of positions does
-/// not see the masks.
+/// not a mask), and a refused position proposes its next best token, checked in turn; only
+/// after [`LAZY_CHECKS`] refusals is its mask computed, and the position then proposes its
+/// best token within it. The tokens still come from the constrained distribution at their
+/// position (the best allowed token: the sampler's draw with the refused tokens left out is
+/// its draw within the allowed ones), only the order of positions does not see the masks.
+/// Where a mask comes out inexact (ids its budget left `unknown`, as inside long runs of
+/// masks in C++), the position goes on checking the model's order, up to
+/// [`CHECKS_PAST_INEXACT_MASK`] more, before it is held to the ids the mask allows.
 ///
 /// Ids whose mask check ran out of budget (`unknown`) are never proposed: never a guess. A
 /// position whose mask is empty cannot be filled on this canvas; it is left masked (counted
@@ -498,6 +541,7 @@ pub fn generate_masked(
                 .filter(|&c| c >= p)
                 .collect()
         };
+        let mut lazy = LazyRefusals::default();
         let mut placed = 0;
         while placed < plan.k {
             let Some((pos, tok)) = props.next_best() else {
@@ -512,8 +556,24 @@ pub fn generate_masked(
             // A pair drawn from a mask of this very canvas stands; others (drawn before an
             // earlier pair of the step was placed, or lazily with no mask) are checked
             // against the canvas as it is now.
-            if !fresh.contains(&pos) && !constraint.check(pos - p, tok) {
+            let verdict = if fresh.contains(&pos) {
+                CheckVerdict::Completable
+            } else {
+                constraint.verdict(pos - p, tok)
+            };
+            if verdict != CheckVerdict::Completable {
                 constraint.stats.redraws += 1;
+                if constraint.lazy {
+                    let refused = Refused {
+                        position: pos,
+                        token: tok,
+                        prompt_len: p,
+                        unknown: verdict == CheckVerdict::Unknown,
+                    };
+                    stuck[pos - p] |= lazy.refused(constraint, &mut props, refused)?;
+                    fresh.insert(pos);
+                    continue;
+                }
                 let allowed = constraint.allowed(pos - p)?;
                 if allowed.is_empty() {
                     stuck[pos - p] = true;
@@ -564,4 +624,97 @@ pub fn generate_masked(
         text,
         stats,
     })
+}
+
+/// Checks of a position's next best tokens, in the sampler's order, after its proposal was
+/// refused and before its mask is computed (lazy masks).
+///
+/// Why: a check costs what one search of the canvas costs, a mask far more where the
+/// position sits inside long runs of masks (a C++ position there runs into the mask's 2 s
+/// limit, measured in `examples/mask_block.rs`), and the token drawn after `n` refusals is
+/// the one the exact mask would give (the sampler's draw excluding refused tokens is its draw
+/// within the allowed ones: the same scores, the best of a smaller set).
+pub const LAZY_CHECKS: usize = 8;
+
+/// Checks past an inexact mask (ids left `unknown` by its budget), in the sampler's order,
+/// before the position is held to the ids the mask allows: the unknown ids may be the
+/// model's best, and the ids a mask decides before its limit are in no order the model
+/// chose (in C++, a comment's opening).
+pub const CHECKS_PAST_INEXACT_MASK: usize = 64;
+
+/// A pair of a step that its check refused.
+#[derive(Clone, Copy, Debug)]
+struct Refused {
+    position: usize,
+    token: u32,
+    /// The prompt's length: `position` counts from the prompt's start, the constraint's
+    /// positions from the output's.
+    prompt_len: usize,
+    /// Whether its check ran out of budget.
+    unknown: bool,
+}
+
+/// A step's refusals under lazy masks, per position.
+#[derive(Default)]
+struct LazyRefusals {
+    counts: HashMap<usize, usize>,
+}
+
+impl LazyRefusals {
+    /// Answers a refused pair before the step goes on, so that the position ranks with its
+    /// best allowed token, as its exact mask would make it: the position proposes its next
+    /// best token (the refused one banned), checked in turn, until one is allowed or its
+    /// checks are spent ([`MaskConstraint::lazy_checks`]); then its mask is computed and the
+    /// position is restricted to it. Where the mask is inexact, the model's order is checked
+    /// [`CHECKS_PAST_INEXACT_MASK`] tokens further (the ids the mask allows need no check)
+    /// before the position is held to the mask. A check that runs out of budget ends the
+    /// checks at once: it says the canvas is hard, not the token, and the next token's check
+    /// would run out too (C++ positions between single masks: 0.4 s each on the embedded
+    /// model, 77 of one output's 442 checks). Either way the position's proposal is allowed
+    /// on the canvas as it is now, or it has none. Returns whether the position is stuck (its
+    /// exact mask is empty).
+    fn refused(
+        &mut self,
+        constraint: &mut MaskConstraint<'_>,
+        props: &mut super::sampler::Proposals,
+        r: Refused,
+    ) -> Result<bool> {
+        let before_mask = constraint.checks_before_mask;
+        let at = r.position - r.prompt_len;
+        let count = self.counts.entry(r.position).or_default();
+        // An inexact mask of the canvas as it is now.
+        let mut known: Option<TokenMask> = None;
+        let (mut token, mut unknown) = (r.token, r.unknown);
+        loop {
+            *count += 1;
+            props.reject(r.position, token);
+            if known.is_none() && (*count > before_mask || unknown) {
+                let m = constraint.mask(at)?;
+                if m.exact {
+                    let stuck = m.mask.is_empty();
+                    props.restrict(r.position, m.mask);
+                    return Ok(stuck);
+                }
+                known = Some(m.mask);
+            }
+            if let Some(k) =
+                known.take_if(|_| *count > before_mask + CHECKS_PAST_INEXACT_MASK || unknown)
+            {
+                props.restrict(r.position, k);
+                return Ok(false);
+            }
+            let Some(next) = props.current(r.position) else {
+                return Ok(false);
+            };
+            if known.as_ref().is_some_and(|k| k.contains(next)) {
+                return Ok(false);
+            }
+            match constraint.verdict(at, next) {
+                CheckVerdict::Completable => return Ok(false),
+                v => unknown = v == CheckVerdict::Unknown,
+            }
+            constraint.stats.redraws += 1;
+            token = next;
+        }
+    }
 }

@@ -31,7 +31,9 @@ pub use dream::Dream;
 pub use error::{DiffusionError, Result};
 pub use generate::{generate, GenerateOptions, Generation, GenerationStats};
 pub use llada::LLaDA;
-pub use masked::{generate_masked, MaskConstraint, MaskStats};
+pub use masked::{
+    generate_masked, MaskConstraint, MaskStats, PositionMask, CHECKS_PAST_INEXACT_MASK, LAZY_CHECKS,
+};
 pub use rng::Rng;
 pub use sampler::{DreamAlg, DreamSampler, LLaDASampler, Remasking, Sampler};
 pub use tokens::{byte_to_char, ChatTemplate, Tokens, MASK_TOKEN_NAMES};

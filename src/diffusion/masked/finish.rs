@@ -7,7 +7,8 @@
 use hashbrown::HashMap;
 use std::time::Instant;
 
-use super::MaskConstraint;
+use super::{MaskConstraint, CHECKS_PAST_INEXACT_MASK, LAZY_CHECKS};
+use crate::checker::CheckVerdict;
 use crate::diffusion::error::Result;
 use crate::diffusion::generate::{logits_rows, GenerateOptions, GenerationStats};
 use crate::diffusion::Model;
@@ -46,8 +47,8 @@ pub(super) fn finish(
         let mut stuck_runs: Vec<usize> = Vec::new();
         let mut chosen: Option<(usize, u32)> = None;
         for (row, &o) in rows.iter().zip(&open) {
-            let allowed = constraint.allowed(o)?;
-            let Some((mut token, _)) = masked_argmax(row, &allowed) else {
+            let mut allowed = MaskAt::new(o);
+            let Some(mut token) = best_allowed(constraint, row, &mut allowed)? else {
                 // A position of a run no token can start: the run needs another position.
                 if stuck_runs.last().is_none_or(|&r| r + 1 != o) {
                     stuck_runs.push(o);
@@ -57,10 +58,11 @@ pub(super) fn finish(
                 continue;
             };
             if stats.extra_positions > 0 {
-                token = closer(constraint, o, row, &allowed).unwrap_or(token);
+                let allowed = allowed.get(constraint)?;
+                token = closer(constraint, o, row, allowed).unwrap_or(token);
             }
             let slack = positions_left(model, options, stats, ids.len());
-            match within_reach(constraint, o, token, row, &allowed, slack) {
+            match within_reach(constraint, token, row, &mut allowed, slack)? {
                 Some(Reach::Model(t)) => token = t,
                 Some(Reach::Spelled(t)) => {
                     token = t;
@@ -279,12 +281,12 @@ enum Reach {
 /// short, this holds the model to what still fits, and the completion is never needed.
 fn within_reach(
     constraint: &mut MaskConstraint<'_>,
-    position: usize,
     best: u32,
     logits: &[f32],
-    allowed: &TokenMask,
+    allowed: &mut MaskAt,
     slack: usize,
-) -> Option<Reach> {
+) -> Result<Option<Reach>> {
+    let position = allowed.position;
     // How many tokens more than the output has room for the completion needs (measured
     // with the candidate in place).
     let over = |c: &mut MaskConstraint<'_>| -> Option<isize> {
@@ -294,13 +296,15 @@ fn within_reach(
     };
     let fits = |o: isize| o <= 0;
     // The model's choice first: when it cannot be measured, nothing can be said.
-    match first_or_least(constraint, position, &[best], over, fits)? {
-        Pick::First(t) => return Some(Reach::Model(t)),
-        Pick::Least(_) => {}
+    match first_or_least(constraint, position, &[best], over, fits) {
+        None => return Ok(None),
+        Some(Pick::First(t)) => return Ok(Some(Reach::Model(t))),
+        Some(Pick::Least(_)) => {}
     }
+    let allowed = allowed.get(constraint)?;
     let candidates = best_candidates(logits, allowed, Some(best));
     let fewest = match first_or_least(constraint, position, &candidates, over, fits) {
-        Some(Pick::First(t)) => return Some(Reach::Model(t)),
+        Some(Pick::First(t)) => return Ok(Some(Reach::Model(t))),
         Some(Pick::Least(t)) => Some(t),
         None => None,
     };
@@ -308,11 +312,97 @@ fn within_reach(
     if let (Some(r), Some(spelled)) = (run, constraint.spelled_fillers()) {
         if let Some(&t) = spelled.get(r).and_then(|ids| ids.first()) {
             if allowed.contains(t) {
-                return Some(Reach::Spelled(t));
+                return Ok(Some(Reach::Spelled(t)));
             }
         }
     }
-    fewest.map(Reach::Model)
+    Ok(fewest.map(Reach::Model))
+}
+
+/// A position's mask, computed when first needed: the finisher weighs the model's best
+/// tokens by single checks first ([`best_allowed`]), and most positions need no mask.
+struct MaskAt {
+    position: usize,
+    mask: Option<TokenMask>,
+}
+
+impl MaskAt {
+    fn new(position: usize) -> MaskAt {
+        MaskAt {
+            position,
+            mask: None,
+        }
+    }
+
+    /// The ids known to be allowed at the position ([`MaskConstraint::mask`]).
+    fn get(&mut self, constraint: &mut MaskConstraint<'_>) -> Result<&TokenMask> {
+        if self.mask.is_none() {
+            self.mask = Some(constraint.mask(self.position)?.mask);
+        }
+        Ok(self.mask.as_ref().expect("just computed"))
+    }
+}
+
+/// The model's best token at the position of `mask` that keeps the canvas completable
+/// (`logits` its row), `None` when no token is known to: the first of the model's
+/// [`LAZY_CHECKS`] best that a check allows; else the best in the position's mask, where the
+/// mask is exact; else (ids left unknown by the mask's budget) the first of the next
+/// [`CHECKS_PAST_INEXACT_MASK`] that a check allows, else the best the mask allows. The
+/// same token the exact mask's best is, without the mask where the model's choice is
+/// allowed (see [`LAZY_CHECKS`] for why).
+fn best_allowed(
+    constraint: &mut MaskConstraint<'_>,
+    logits: &[f32],
+    mask: &mut MaskAt,
+) -> Result<Option<u32>> {
+    let ranked = ranked_ids(logits, LAZY_CHECKS + CHECKS_PAST_INEXACT_MASK);
+    let (first, past) = ranked.split_at(LAZY_CHECKS.min(ranked.len()));
+    if let Some(t) = first_checked(constraint, mask.position, first, None) {
+        return Ok(Some(t));
+    }
+    let m = constraint.mask(mask.position)?;
+    let exact = m.exact;
+    let known = mask.mask.insert(m.mask);
+    let best = masked_argmax(logits, known).map(|(t, _)| t);
+    if exact {
+        return Ok(best);
+    }
+    Ok(first_checked(constraint, mask.position, past, Some(known)).or(best))
+}
+
+/// The first of `candidates` that `known` allows or a check allows at `position`; `None`
+/// when none does or a check runs out of budget first (the canvas is hard, not the token:
+/// see `LazyRefusals::refused` in `masked.rs`).
+fn first_checked(
+    constraint: &mut MaskConstraint<'_>,
+    position: usize,
+    candidates: &[u32],
+    known: Option<&TokenMask>,
+) -> Option<u32> {
+    for &t in candidates {
+        if known.is_some_and(|k| k.contains(t)) {
+            return Some(t);
+        }
+        match constraint.verdict(position, t) {
+            CheckVerdict::Completable => return Some(t),
+            CheckVerdict::Unknown => return None,
+            CheckVerdict::NotCompletable => {}
+        }
+    }
+    None
+}
+
+/// The ids of the `n` highest `logits`, highest first (the lower id first on ties, as
+/// [`masked_argmax`] picks).
+fn ranked_ids(logits: &[f32], n: usize) -> Vec<u32> {
+    let mut ids: Vec<u32> = (0..logits.len() as u32).collect();
+    let by_logit = |a: &u32, b: &u32| logits[*b as usize].total_cmp(&logits[*a as usize]);
+    if n < ids.len() {
+        ids.select_nth_unstable_by(n, |a, b| by_logit(a, b).then(a.cmp(b)));
+        ids.truncate(n);
+    }
+    ids.sort_by(|a, b| by_logit(a, b).then(a.cmp(b)));
+    ids
 }
 
 /// The allowed token of highest logit and its probability renormalized over the allowed
@@ -518,6 +608,50 @@ mod tests {
             String::from_utf8_lossy(&text)
         );
         assert_eq!(stats.extra_positions, 0);
+    }
+
+    /// The finisher's token by checks first ([`best_allowed`]) is the best token of the
+    /// position's exact mask, on canvases of a list grammar with random logits: where one of
+    /// the model's first choices is allowed (no mask computed) and where none is.
+    #[test]
+    fn best_allowed_is_the_best_of_the_mask() {
+        let (_, vocab) = model_with_tokens(&["12", ",3", "[4", "5]", "],"]);
+        let grammar = lark::parse("start: \"[\" [D (\",\" D)*] \"]\"\nD: /[0-9]+/\n", "l").unwrap();
+        let mut checker = Checker::with_vocabulary(grammar, vocab.clone()).unwrap();
+        let mut rng = crate::diffusion::Rng::new(7);
+        let (mut by_checks, mut by_mask) = (0, 0);
+        for round in 0..60 {
+            let len = 3 + round % 5;
+            let mut c = MaskConstraint::new(&mut checker, len).unwrap();
+            // Up to two placed tokens, each one its position's mask allows.
+            for _ in 0..(round % 3) {
+                let position = (rng.next_u64() % len as u64) as usize;
+                if c.cells()[position].is_some() {
+                    continue;
+                }
+                let allowed: Vec<u32> = c.allowed(position).unwrap().ids().collect();
+                if !allowed.is_empty() {
+                    let id = allowed[(rng.next_u64() % allowed.len() as u64) as usize];
+                    c.accept(position, id);
+                }
+            }
+            for position in c.open_positions() {
+                let logits: Vec<f32> = (0..vocab.len())
+                    .map(|_| (rng.next_u64() % 1000) as f32 / 100.0)
+                    .collect();
+                let expected = masked_argmax(&logits, &c.allowed(position).unwrap());
+                let masks = c.stats().masks;
+                let mut at = MaskAt::new(position);
+                let got = best_allowed(&mut c, &logits, &mut at).unwrap();
+                assert_eq!(got, expected.map(|(t, _)| t), "{c:?} at {position}");
+                if c.stats().masks == masks {
+                    by_checks += 1;
+                } else {
+                    by_mask += 1;
+                }
+            }
+        }
+        assert!(by_checks >= 10 && by_mask >= 10, "{by_checks} {by_mask}");
     }
 
     /// The shortest spelling of a text is one of its splits into tokens, and as short.

@@ -196,6 +196,12 @@ impl Proposals {
         }
     }
 
+    /// The token `position` proposes now (`None` once it left the queue).
+    pub fn current(&self, position: usize) -> Option<u32> {
+        let r = self.rows.iter().find(|r| r.position == position)?;
+        r.current.filter(|_| !r.done).map(|(t, _)| t)
+    }
+
     /// Whether `position` has a mask ([`Proposals::restrict`]).
     pub fn is_restricted(&self, position: usize) -> bool {
         self.rows
