@@ -2,10 +2,13 @@
 //! held-out schemas; C++ function bodies under the held-out HumanEval-X declarations)
 //! in four modes with the same seeds — unconstrained, `reject` (the paper's proposal checks,
 //! then the grammar's completion), `mask` (every token drawn from its valid-token mask) and
-//! `mask-lazy` (masks only where the model's first choice is refused) —
+//! `mask-lazy` (masks only where the model's first choices are refused) —
 //! judged by independent oracles (purr, serde_json + jsonschema, tree-sitter-cpp). Prints a
-//! markdown table; writes every output to `target/eval_default.jsonl` (RDKit reads them with
-//! `python3 eval/rdkit_smiles.py target/eval_default.jsonl`).
+//! markdown table; writes every output to `target/eval_default.jsonl`, with its counts and
+//! times (`checks`, `masks`, `rejections`, `seconds`, `constraint_seconds`, `mask_seconds`):
+//! RDKit reads the SMILES with `python3 eval/rdkit_smiles.py target/eval_default.jsonl`, and
+//! `python3 eval/cpp_comments.py target/eval_default.jsonl` says how much of the C++ lies in
+//! comments.
 //!
 //! Columns: `valid` by the oracle; `Con.⁻` valid with no byte written by the completion (the
 //! model wrote it all); `fallback` outputs the completion finished; `completion bytes` per
@@ -133,6 +136,8 @@ fn main() {
                     "gave_up": out.stats.gave_up, "steps": out.stats.steps,
                     "seconds": secs.as_secs_f64(),
                     "constraint_seconds": out.stats.checker_time.as_secs_f64(),
+                    "mask_seconds": out.stats.mask_time.as_secs_f64(),
+                    "checks": out.stats.checks, "forward_passes": out.stats.forward_passes,
                     "prompt": case.prompt, "prefix": case.prefix,
                     "text": String::from_utf8_lossy(&out.text)});
                 writeln!(log, "{line}").expect("write");
