@@ -325,8 +325,10 @@ fn a_suffix_no_middle_completes_is_named_at_once() {
 
 #[test]
 fn lazy_masks_write_what_eager_masks_write() {
-    // Greedy: the model's best token is kept when allowed, else the best allowed one, which is
-    // the best allowed token either way; so the middles agree token for token.
+    // Greedy: the model's best token is kept when allowed, else its next best, checked, and
+    // after LAZY_CHECKS refusals the best allowed one: the best allowed token either way; so
+    // the middles agree token for token.
+    let mut masks_eager_lazy = (0, 0);
     let (model, format) = qwen2_tiny();
     let grammar = lacuna::grammar::spec::load("json").unwrap();
     let mut checker = Checker::with_vocabulary(grammar, tiny_vocab()).unwrap();
@@ -364,7 +366,13 @@ fn lazy_masks_write_what_eager_masks_write() {
             middles[0].masks,
             middles[0].ids.len() + usize::from(middles[0].ended)
         );
-        assert_eq!(middles[1].masks, middles[1].refused);
+        // A refused draw is drawn again without it before any mask: at most a mask a refusal.
+        assert!(
+            middles[1].masks <= middles[1].refused,
+            "{prefix} □ {suffix}"
+        );
+        masks_eager_lazy.0 += middles[0].masks;
+        masks_eager_lazy.1 += middles[1].masks;
         eprintln!(
             "{prefix} □ {suffix}: {} tokens; eager {} masks; lazy {} checks, {} masks",
             middles[0].ids.len(),
@@ -373,6 +381,12 @@ fn lazy_masks_write_what_eager_masks_write() {
             middles[1].masks
         );
     }
+    // The redraws answered most refusals without a mask (on this random model: 5 masks
+    // against 50).
+    assert!(
+        masks_eager_lazy.1 * 2 < masks_eager_lazy.0,
+        "{masks_eager_lazy:?}"
+    );
 }
 
 #[test]

@@ -15,7 +15,7 @@ use super::model::{CausalLm, KvCache};
 use super::FimFormat;
 use crate::canvas::tokens::TokenCanvasError;
 use crate::checker::{CheckVerdict, Checker};
-use crate::diffusion::{DiffusionError, Rng};
+use crate::diffusion::{DiffusionError, Rng, LAZY_CHECKS};
 use crate::vocab::{TokenId, TokenKind};
 
 /// Why a middle could not be written.
@@ -91,11 +91,12 @@ pub struct InfillOptions {
     /// Whether tokens are drawn under the frontier masks (false: the model alone, for
     /// comparison).
     pub constrained: bool,
-    /// Draw from the model first and check that one token (one check); compute the whole
-    /// mask only when it is refused, then draw within it. The result is distributed exactly
-    /// as a draw within the mask: a draw `t ~ p` kept when allowed, else redrawn from `p`
-    /// restricted to the allowed set `A`, is `t` with probability `p(t) + p(¬A)·p(t)/p(A) =
-    /// p(t)/p(A)`. False: the whole mask before every token.
+    /// Draw from the model first and check that one token (one check); when it is refused,
+    /// draw again without the refused tokens, checked in turn, up to [`LAZY_CHECKS`] times;
+    /// only then compute the whole mask and draw within it. The result is distributed
+    /// exactly as a draw within the mask: each draw is from `p` restricted to the tokens not
+    /// yet refused, a superset of the allowed set `A`, so the token kept is `t` with
+    /// probability `p(t)/p(A)`. False: the whole mask before every token.
     pub lazy: bool,
 }
 
@@ -121,7 +122,8 @@ pub struct Middle {
     pub masks: usize,
     /// Proposals checked one by one (lazy masks), and how many were refused.
     pub checks: usize,
-    /// Proposals refused (each then got the whole mask).
+    /// Proposals refused (after [`LAZY_CHECKS`] of them in a row, or one whose check ran out
+    /// of budget, the whole mask).
     pub refused: usize,
     /// Their total time, in microseconds.
     pub mask_micros: u64,
@@ -256,20 +258,41 @@ pub fn fill_middle(
             (t, ends.contains(&t) || bridges(t))
         } else {
             let proposal = if options.lazy {
-                let t = pick(&logits, None, options.temperature, rng);
-                middle.checks += 1;
-                let completable = |v: CheckVerdict| v == CheckVerdict::Completable;
-                let accepted = if ends.contains(&t) {
-                    completable(may_end(checker, &before, around.after)).then_some((t, true))
-                } else if vocab.kind(t) != Some(TokenKind::Text) {
-                    None
-                } else if bridges(t) && completable(may_end(checker, &before, around.after)) {
-                    Some((t, true))
-                } else {
-                    let v = may_follow(checker, &before, vocab.bytes(t), around.after);
-                    completable(v).then_some((t, false))
-                };
-                middle.refused += usize::from(accepted.is_none());
+                // The model's draw, checked; when refused, its draw without the refused
+                // tokens, up to LAZY_CHECKS times (the same distribution as a draw within
+                // the mask); a check that runs out of budget goes to the mask at once.
+                // Tokens not refused yet (all, until one is).
+                let mut left: Option<Vec<bool>> = None;
+                let mut accepted = None;
+                for _ in 0..=LAZY_CHECKS {
+                    let t = pick(&logits, left.as_deref(), options.temperature, rng);
+                    let i = t as usize;
+                    if !logits[i].is_finite() || left.as_ref().is_some_and(|l| !l[i]) {
+                        break; // every token with any weight was refused
+                    }
+                    middle.checks += 1;
+                    let (verdict, ends_here) = if ends.contains(&t) {
+                        (may_end(checker, &before, around.after), true)
+                    } else if vocab.kind(t) != Some(TokenKind::Text) {
+                        (CheckVerdict::NotCompletable, false)
+                    } else if bridges(t)
+                        && may_end(checker, &before, around.after) == CheckVerdict::Completable
+                    {
+                        (CheckVerdict::Completable, true)
+                    } else {
+                        let v = may_follow(checker, &before, vocab.bytes(t), around.after);
+                        (v, false)
+                    };
+                    if verdict == CheckVerdict::Completable {
+                        accepted = Some((t, ends_here));
+                        break;
+                    }
+                    middle.refused += 1;
+                    if verdict == CheckVerdict::Unknown {
+                        break;
+                    }
+                    left.get_or_insert_with(|| vec![true; logits.len()])[i] = false;
+                }
                 accepted
             } else {
                 None
