@@ -57,8 +57,8 @@ pub struct InfillArgs {
     #[arg(long)]
     unconstrained: bool,
     /// Compute the whole frontier mask before every token. Default: check the model's own
-    /// choice first (one check) and compute the mask only when it is refused, which draws
-    /// from the same constrained distribution.
+    /// choice first (one check), draw again without a refused token (up to 8 times), and
+    /// compute the mask only then, which draws from the same constrained distribution.
     #[arg(long)]
     eager_masks: bool,
     /// One JSON object: the filled file, its validity, each hole's text and statistics.
