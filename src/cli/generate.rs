@@ -65,9 +65,9 @@ pub struct GenerateArgs {
     unconstrained: bool,
     /// How the grammar steers: `mask-lazy` (default) draws every token from its position's
     /// valid-token mask, computed only when the model's first choices there are refused
-    /// (its 8 best, checked one by one; positions are ranked by the model alone); `mask` computes every candidate's mask
-    /// before the sampler ranks positions (slower: every masked position of the block, every
-    /// step); `reject` checks the sampler's proposals one by one and finishes with the
+    /// (its 8 best, checked one by one; positions are ranked by the model alone); `mask`
+    /// computes every candidate's mask before the sampler ranks positions (slower: every
+    /// masked position of the block, every step); `reject` checks the sampler's proposals one by one and finishes with the
     /// grammar's completion after --max-resamples rejections (the paper's method).
     #[arg(long, value_enum, default_value_t = ConstraintMode::MaskLazy)]
     constraint: ConstraintMode,

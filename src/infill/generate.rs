@@ -261,9 +261,15 @@ pub fn fill_middle(
                 // The model's draw, checked; when refused, its draw without the refused
                 // tokens, up to LAZY_CHECKS times (the same distribution as a draw within
                 // the mask); a check that runs out of budget goes to the mask at once.
-                // Tokens not refused yet (all, until one is).
+                // `left`: the tokens not refused yet (all, until one is).
                 let mut left: Option<Vec<bool>> = None;
                 let mut accepted = None;
+                // Whether the middle may end here: the same question for every draw that
+                // ends or bridges, so asked once.
+                let mut end_verdict: Option<CheckVerdict> = None;
+                let mut may_end_here = |checker: &mut Checker| {
+                    *end_verdict.get_or_insert_with(|| may_end(checker, &before, around.after))
+                };
                 for _ in 0..=LAZY_CHECKS {
                     let t = pick(&logits, left.as_deref(), options.temperature, rng);
                     let i = t as usize;
@@ -272,12 +278,10 @@ pub fn fill_middle(
                     }
                     middle.checks += 1;
                     let (verdict, ends_here) = if ends.contains(&t) {
-                        (may_end(checker, &before, around.after), true)
+                        (may_end_here(checker), true)
                     } else if vocab.kind(t) != Some(TokenKind::Text) {
                         (CheckVerdict::NotCompletable, false)
-                    } else if bridges(t)
-                        && may_end(checker, &before, around.after) == CheckVerdict::Completable
-                    {
+                    } else if bridges(t) && may_end_here(checker) == CheckVerdict::Completable {
                         (CheckVerdict::Completable, true)
                     } else {
                         let v = may_follow(checker, &before, vocab.bytes(t), around.after);

@@ -12,9 +12,9 @@
 //! Modes: `van` (unconstrained), `reject` (the paper's Con.: proposals checked one at a time,
 //! 100 rejections per output, no per-position retirement, then the grammar's completion),
 //! `mask` (lacuna's: each token drawn from its position's valid-token mask, computed where
-//! the model's first choices are refused: its 8 best, checked one by one), `mask-eager` (every candidate's mask before the
-//! sampler ranks positions) and `gp` (unconstrained, the grammar's rules appended to the user
-//! turn; instruct checkpoints only).
+//! the model's first choices are refused: its 8 best, checked one by one), `mask-eager`
+//! (every candidate's mask before the sampler ranks positions) and `gp` (unconstrained, the
+//! grammar's rules appended to the user turn; instruct checkpoints only).
 
 use std::collections::HashMap;
 use std::path::PathBuf;
