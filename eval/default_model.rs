@@ -38,6 +38,7 @@ use lacuna::diffusion::{
     generate, generate_masked, Constraint, GenerateOptions, Generation, LLaDASampler,
     MaskConstraint, Remasking, TokenTable,
 };
+use lacuna::grammar::schema::SchemaOptions;
 use lacuna::vocab::Vocabulary;
 use serde_json::{json, Value};
 
@@ -255,7 +256,17 @@ fn run(
     // As `lacuna generate` runs it.
     let mut options = GenerateOptions::new(length, case.seed);
     options.stop_when_settled = true;
-    let mut checker = Checker::from_spec(&case.spec).expect("grammar");
+    // As `lacuna generate` builds it: a JSON Schema compiled for generation while the grammar
+    // steers, unless LACUNA_EVAL_WHOLE_SCHEMA is set (as --whole-schema).
+    let schema_options =
+        if mode == "unconstrained" || std::env::var_os("LACUNA_EVAL_WHOLE_SCHEMA").is_some() {
+            SchemaOptions::default()
+        } else {
+            SchemaOptions::for_generation()
+        };
+    let (grammar, _) =
+        lacuna::grammar::spec::load_with(&case.spec, &schema_options).expect("grammar");
+    let mut checker = Checker::new(grammar).expect("checker");
     let model = m.model.as_ref();
     let t0 = Instant::now();
     let out = match mode {

@@ -1,5 +1,6 @@
-//! JSON Schema text → schema compiler (strict and lenient) → checker; the completion of the
-//! empty canvas must be JSON that the checker accepts.
+//! JSON Schema text → schema compiler (strict, lenient, and strict for generation) → checker;
+//! the completion of the empty canvas must be JSON that the checker accepts, and the
+//! generation grammar's completion must be accepted by the strict grammar too (a subset).
 #![no_main]
 
 use std::time::Duration;
@@ -14,8 +15,14 @@ fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
-    for lenient in [false, true] {
-        let Ok(compiled) = compile_str(text, &SchemaOptions::lenient(lenient)) else {
+    let options = [
+        SchemaOptions::lenient(false),
+        SchemaOptions::lenient(true),
+        SchemaOptions::for_generation(),
+    ];
+    let mut strict: Option<Checker> = None;
+    for (i, options) in options.iter().enumerate() {
+        let Ok(compiled) = compile_str(text, options) else {
             continue;
         };
         let Ok(mut checker) = Checker::new(compiled.grammar) else {
@@ -37,6 +44,17 @@ fuzz_target!(|data: &[u8]| {
                 serde_json::from_slice::<serde_json::Value>(&out).is_ok(),
                 "completion {out:?} is not JSON"
             );
+            if let (2, Some(whole)) = (i, strict.as_mut()) {
+                assert_ne!(
+                    whole.check_text(&HoleyText::solid(&out)).verdict,
+                    CheckVerdict::NotCompletable,
+                    "the generation grammar's completion {out:?} is refused by the strict one"
+                );
+            }
+        }
+        if i == 0 {
+            checker.set_deadline(Deadline::never());
+            strict = Some(checker);
         }
     }
 });

@@ -17,8 +17,13 @@ class Grammar:
     def from_lark(text: str, name: str = "<lark>") -> Grammar:
         """A grammar from Lark text; `name` names it in errors."""
     @staticmethod
-    def from_json_schema(schema: Union[str, Dict[str, Any], bool], lenient: bool = False) -> Grammar:
-        """A grammar from a JSON Schema (text, or a dict); strict unless `lenient`."""
+    def from_json_schema(
+        schema: Union[str, Dict[str, Any], bool], lenient: bool = False, for_generation: bool = False
+    ) -> Grammar:
+        """A grammar from a JSON Schema (text, or a dict); strict unless `lenient`. With
+        `for_generation`, a subset of the valid instances for a model to write: objects that
+        name their members take no others unless `additionalProperties` says so, and number
+        exponents have at most two digits."""
     @property
     def warnings(self) -> List[str]:
         """What lenient compilation left unenforced."""

@@ -92,13 +92,18 @@ impl Grammar {
     /// A grammar from a JSON Schema: its JSON text, or the schema as Python objects (a dict,
     /// or a bool), serialized by `json.dumps`. Strict by default: a keyword lacuna cannot
     /// enforce exactly is an error naming its JSON pointer; `lenient=True` ignores it and
-    /// records a warning (`Grammar.warnings`).
+    /// records a warning (`Grammar.warnings`). `for_generation=True` accepts a subset of the
+    /// valid instances, for a model to write: an object that names its members and leaves
+    /// `additionalProperties` unspecified takes no others, and number exponents have at most
+    /// two digits (`1e400` is JSON, but parsers read it as infinity or refuse it); leave it
+    /// off to check instances.
     #[staticmethod]
-    #[pyo3(signature = (schema, lenient = false))]
+    #[pyo3(signature = (schema, lenient = false, for_generation = false))]
     fn from_json_schema(
         py: Python<'_>,
         schema: &Bound<'_, PyAny>,
         lenient: bool,
+        for_generation: bool,
     ) -> PyResult<Grammar> {
         let text: String = match schema.extract::<String>() {
             Ok(text) => text,
@@ -114,7 +119,17 @@ impl Grammar {
                 .extract()?,
         };
         let compiled = py
-            .detach(|| compile_str(&text, &SchemaOptions::lenient(lenient)))
+            .detach(|| {
+                let options = SchemaOptions {
+                    lenient,
+                    ..if for_generation {
+                        SchemaOptions::for_generation()
+                    } else {
+                        SchemaOptions::default()
+                    }
+                };
+                compile_str(&text, &options)
+            })
             .map_err(lacuna_error)?;
         Ok(Grammar {
             inner: compiled.grammar,

@@ -106,3 +106,21 @@ def test_torch_tensors_work_as_numpy_arrays_do():
     row = torch.zeros(70)
     lacuna.apply_token_bitmask_inplace(row, as_numpy[0])
     assert torch.isfinite(row).nonzero().flatten().tolist() == m.allowed_tokens(1)
+
+
+def test_a_schema_compiled_for_generation_allows_a_subset():
+    # `{"a": □}` over a vocabulary of whole values: the schema lets any key in and takes
+    # integers written with any exponent; compiled for generation, `"b"` and `1e400` are out.
+    schema = {"properties": {"a": {"type": "integer"}}}
+    words = [b'{"a":', b'{"b":', b"1", b"1e400", b"}", b""]
+    tok = lacuna.Tokenizer.from_tokens(words, eos_ids=[5])
+    allowed = {}
+    for generation in (False, True):
+        grammar = lacuna.Grammar.from_json_schema(schema, for_generation=generation)
+        m = lacuna.CanvasMatcher(grammar, tok, 3)
+        m.set_canvas([None, None, 4])
+        first = m.allowed_tokens(0)
+        m.set_canvas([0, None, 4])
+        allowed[generation] = (first, m.allowed_tokens(1))
+    assert allowed[False] == ([0, 1], [2, 3])
+    assert allowed[True] == ([0], [2])

@@ -20,6 +20,7 @@ use crate::diffusion::{
     generate, generate_masked, ChatTemplate, Constraint, DreamAlg, DreamSampler, Family,
     GenerateOptions, Generation, LLaDASampler, MaskConstraint, Remasking, Sampler, TokenTable,
 };
+use crate::grammar::schema::SchemaOptions;
 
 #[derive(Args, Debug)]
 pub struct GenerateArgs {
@@ -71,6 +72,13 @@ pub struct GenerateArgs {
     /// grammar's completion after --max-resamples rejections (the paper's method).
     #[arg(long, value_enum, default_value_t = ConstraintMode::MaskLazy)]
     constraint: ConstraintMode,
+    /// JSON Schema grammars: steer by the schema's whole language. By default the model
+    /// writes a subset of it: objects that name their members take no others unless
+    /// `additionalProperties` says so, and number exponents have at most two digits (`1e400`
+    /// is JSON, but parsers read it as infinity or refuse it). --unconstrained always judges
+    /// by the whole language.
+    #[arg(long)]
+    whole_schema: bool,
     /// One JSON object per output: text, validity, ids and statistics.
     #[arg(long)]
     json: bool,
@@ -176,7 +184,7 @@ pub fn run(args: GenerateArgs) -> Result<bool, String> {
     let s = |e: crate::diffusion::DiffusionError| e.to_string();
     // The grammar first: a bad one is named before the model is loaded.
     let mut checker = match &args.grammar {
-        Some(g) => Some(Checker::from_spec(g).map_err(|e| format!("--grammar {g}: {e}"))?),
+        Some(g) => Some(generation_checker(g, &args).map_err(|e| format!("--grammar {g}: {e}"))?),
         None => None,
     };
     let loaded = load(&args)?;
@@ -293,6 +301,20 @@ fn load(args: &GenerateArgs) -> Result<LoadedModel, String> {
         None => load_default(dtype, &device),
     }
     .map_err(|e| e.to_string())
+}
+
+/// The checker of `spec` for generating: a JSON Schema compiled for generation
+/// ([`SchemaOptions::for_generation`]) unless --whole-schema or --unconstrained (whose outputs
+/// are judged by the schema's own language).
+fn generation_checker(spec: &str, args: &GenerateArgs) -> Result<Checker, String> {
+    let options = if args.whole_schema || args.unconstrained {
+        SchemaOptions::default()
+    } else {
+        SchemaOptions::for_generation()
+    };
+    let (grammar, _) =
+        crate::grammar::spec::load_with(spec, &options).map_err(|e| e.to_string())?;
+    Checker::new(grammar).map_err(|e| e.to_string())
 }
 
 /// Prompt, length and schedule: explicit arguments first, then the task of the grammar in

@@ -334,7 +334,12 @@ impl<'a> Lowerer<'a> {
             siblings: vec![],
         };
         let name = self.string_site(name, any_name, "")?;
-        let number = self.regex("NUMBER", super::numbers::ANY_NUMBER.into());
+        let number = if self.options.finite_numbers {
+            super::numbers::FINITE_NUMBER
+        } else {
+            super::numbers::ANY_NUMBER
+        };
+        let number = self.regex("NUMBER", number.into());
         for s in [
             string,
             number,

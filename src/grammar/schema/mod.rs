@@ -38,6 +38,11 @@
 //! keyword is then not enforced). Two documented rules restrict the *form* of accepted texts,
 //! never the set of values: object members follow schema order, and strings under `pattern`,
 //! `format`, `enum`/`const` and property names use canonical escapes.
+//!
+//! For generation, [`SchemaOptions::for_generation`] accepts a subset of the valid instances
+//! that a model should write: objects that name their members take no others unless
+//! `additionalProperties` says so ([`SchemaOptions::close_objects`]), and number exponents
+//! have at most two digits ([`SchemaOptions::finite_numbers`]). Checking keeps the default.
 
 mod alternatives;
 mod containers;
@@ -71,6 +76,18 @@ pub struct SchemaOptions {
     /// Objects with at most this many declared properties accept their members in any order
     /// (the grammar has 2ⁿ states for n properties); larger ones follow schema order.
     pub any_order_up_to: usize,
+    /// Objects that name members (`properties`, `patternProperties` or `required`) and leave
+    /// `additionalProperties` unspecified take no members they do not name, as if it were
+    /// `false`: a subset of the schema's instances, for generation, so that a model cannot
+    /// fill an object with keys the schema never mentions. Off for checking (the default),
+    /// where every valid instance must be accepted. Objects that name nothing, or need more
+    /// members than they name (`minProperties`), stay open.
+    pub close_objects: bool,
+    /// Number exponents of at most two digits (leading zeros aside), for generation: `1e400`
+    /// is a JSON number, but JSON parsers read it as infinity (no integer) or refuse it, so a
+    /// model must not be led to write one. A subset of the valid instances (a number past
+    /// 1e308 now needs some 200 digits); off for checking.
+    pub finite_numbers: bool,
 }
 
 /// The default of [`SchemaOptions::any_order_up_to`].
@@ -81,6 +98,8 @@ impl Default for SchemaOptions {
         SchemaOptions {
             lenient: false,
             any_order_up_to: ANY_ORDER_UP_TO,
+            close_objects: false,
+            finite_numbers: false,
         }
     }
 }
@@ -90,6 +109,16 @@ impl SchemaOptions {
     pub fn lenient(lenient: bool) -> Self {
         SchemaOptions {
             lenient,
+            ..Self::default()
+        }
+    }
+
+    /// The options for generating instances: strict, with [`SchemaOptions::close_objects`]
+    /// and [`SchemaOptions::finite_numbers`].
+    pub fn for_generation() -> Self {
+        SchemaOptions {
+            close_objects: true,
+            finite_numbers: true,
             ..Self::default()
         }
     }

@@ -28,24 +28,39 @@ pub struct Bound {
 
 /// Any JSON number (the lexeme of `json.lark`).
 pub const ANY_NUMBER: &str = r"-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?";
+/// [`ANY_NUMBER`] with exponents of at most two digits (leading zeros aside), for generation
+/// (`SchemaOptions::finite_numbers`): `1e400` is a JSON number, but parsers read it as
+/// infinity (which is no integer) or refuse it. Past 1e308 a number now needs some 200 digits.
+pub const FINITE_NUMBER: &str = r"-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?0*[0-9]{1,2})?";
 /// Any JSON number whose value is an integer, in the forms lacuna admits for integers: an
 /// integral mantissa (`5`, `5.00`) with an optional non-negative exponent, or a mantissa with
 /// at most 16 fraction digits and an exponent of at least 16 (`1.2345678910111214e+52`, how
 /// serializers write integral floats from 1e16 on). Other exponent forms of integers (`1.5e1`)
 /// are not admitted.
-pub fn any_integer() -> String {
+pub fn any_integer(finite: bool) -> String {
+    if finite {
+        // As below, with exponents of at most two digits (see [`FINITE_NUMBER`]).
+        return r"-?(0|[1-9][0-9]*)((\.0+)?([eE]\+?0*[0-9]{1,2})?|\.[0-9]{1,16}[eE]\+?0*(1[6-9]|[2-9][0-9]))"
+            .to_string();
+    }
     r"-?(0|[1-9][0-9]*)((\.0+)?([eE]\+?[0-9]+)?|\.[0-9]{1,16}[eE]\+?0*(1[6-9]|[2-9][0-9]|[1-9][0-9]{2,}))"
         .to_string()
 }
 
 /// The regex of numbers (`integer` false) or integers within the bounds, or `None` when no
-/// number satisfies them. Without bounds this is [`ANY_NUMBER`] or [`any_integer`].
-pub fn number_regex(lo: Option<Bound>, hi: Option<Bound>, integer: bool) -> Option<String> {
+/// number satisfies them. Without bounds this is [`ANY_NUMBER`] or [`any_integer`] (with
+/// `finite`, [`FINITE_NUMBER`] or its integers); bounded numbers take no exponent.
+pub fn number_regex(
+    lo: Option<Bound>,
+    hi: Option<Bound>,
+    integer: bool,
+    finite: bool,
+) -> Option<String> {
     if lo.is_none() && hi.is_none() {
-        return Some(if integer {
-            any_integer()
-        } else {
-            ANY_NUMBER.to_string()
+        return Some(match (integer, finite) {
+            (true, _) => any_integer(finite),
+            (false, false) => ANY_NUMBER.to_string(),
+            (false, true) => FINITE_NUMBER.to_string(),
         });
     }
     let mut alts = vec![];
@@ -321,7 +336,7 @@ mod tests {
         ];
         for (lo, hi) in cases {
             for integer in [false, true] {
-                let re = full(&number_regex(lo, hi, integer).unwrap());
+                let re = full(&number_regex(lo, hi, integer, false).unwrap());
                 for s in samples {
                     let v: f64 = s.parse().unwrap();
                     let ok_lo = lo.is_none_or(|b| {
@@ -347,6 +362,44 @@ mod tests {
                 }
             }
         }
-        assert!(number_regex(b(3, false), b(2, false), true).is_none());
+        assert!(number_regex(b(3, false), b(2, false), true, false).is_none());
+    }
+
+    /// Generation's numbers: every numeral of exponent up to 5 digits, mantissa up to 30: the
+    /// finite forms are the unrestricted ones whose exponent has at most two digits past its
+    /// leading zeros, so each parses as a finite double.
+    #[test]
+    fn finite_numbers_are_the_short_exponent_ones() {
+        for integer in [false, true] {
+            let open = full(&number_regex(None, None, integer, false).unwrap());
+            let finite = full(&number_regex(None, None, integer, true).unwrap());
+            for mantissa in [
+                "0",
+                "7",
+                "-12",
+                "1.5",
+                "120.000",
+                "-3.25",
+                "1.2345678901234567",
+            ] {
+                for exp in [
+                    "", "e5", "E+16", "e-3", "e099", "e0099", "e100", "e308", "e400", "E00400",
+                ] {
+                    let s = format!("{mantissa}{exp}");
+                    let digits = exp
+                        .trim_start_matches(['e', 'E', '+', '-'])
+                        .trim_start_matches('0');
+                    assert_eq!(
+                        finite.is_match(&s),
+                        open.is_match(&s) && digits.len() <= 2,
+                        "{integer} {s}"
+                    );
+                    if finite.is_match(&s) {
+                        assert!(s.parse::<f64>().unwrap().is_finite(), "{s}");
+                    }
+                }
+            }
+            assert!(open.is_match("1e400") && !finite.is_match("1e400"));
+        }
     }
 }

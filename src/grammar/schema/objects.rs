@@ -101,6 +101,7 @@ impl<'a> Lowerer<'a> {
             }
             Some(_) => return Err(bad(ptr, "required", "not an array")),
         }
+        let addl_given = o.get("additionalProperties").is_some();
         let mut addl = o
             .get("additionalProperties")
             .cloned()
@@ -201,6 +202,17 @@ impl<'a> Lowerer<'a> {
                     members.push((Symbol::N(m), !is_required));
                 }
             }
+        }
+        // Generation's closed objects (`SchemaOptions::close_objects`): decided after the
+        // names an object tracks took their schemas from the open `additionalProperties`, so
+        // a name only `required` stays possible.
+        let names_something = !props.is_empty() || !pats.is_empty() || !required.is_empty();
+        if self.options.close_objects
+            && !addl_given
+            && names_something
+            && (!pats.is_empty() || rules.min <= members.len() as u64)
+        {
+            addl = Value::Bool(false);
         }
         // Additional members.
         // Keyed by any string: a declared name lexes as its literal only (literals beat

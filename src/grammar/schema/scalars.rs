@@ -71,12 +71,12 @@ impl<'a> Lowerer<'a> {
         let name = if integer { "INTEGER" } else { "NUMBER" };
         let step = o.get("multipleOf").and_then(Value::as_number);
         let re = match step.map(|n| (n, Step::from_json(n))) {
-            None => number_regex(lo, hi, integer),
+            None => number_regex(lo, hi, integer, self.options.finite_numbers),
             Some((_, Some(step))) => match multiple_regex(lo, hi, integer, step) {
                 Ok(re) => re,
                 Err(why) => {
                     self.unsupported(&push_pointer(ptr, "multipleOf"), "multipleOf", &why)?;
-                    number_regex(lo, hi, integer)
+                    number_regex(lo, hi, integer, self.options.finite_numbers)
                 }
             },
             Some((n, None)) => {
@@ -85,7 +85,7 @@ impl<'a> Lowerer<'a> {
                     "multipleOf",
                     &format!("{n} is not a positive decimal of at most {MAX_DIGITS} digits"),
                 )?;
-                number_regex(lo, hi, integer)
+                number_regex(lo, hi, integer, self.options.finite_numbers)
             }
         };
         Ok(re.map(|re| self.regex(name, re)))
