@@ -17,7 +17,9 @@
 //! `cargo run --release --example eval_default -- [N] [smiles,json,cpp=30] [none,reject,mask,mask-lazy] [TEMPERATURE] [low-confidence|random]`
 //! (temperature 1 and low-confidence remasking by default, as `lacuna generate` samples models
 //! trained by lacuna; `LACUNA_EVAL_BLOCK=N` draws in blocks of N positions instead of
-//! `tasks::default_block`'s, 1 being strictly left to right)
+//! `tasks::default_block`'s, 1 being strictly left to right; `LACUNA_EVAL_WHOLE_SCHEMA=1`
+//! steers JSON by the schema's whole language, as `lacuna generate --whole-schema`, instead
+//! of its generation subset)
 
 #[path = "../tests/corpus/mod.rs"]
 mod corpus;
