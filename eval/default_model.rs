@@ -266,9 +266,7 @@ fn run(
         } else {
             SchemaOptions::for_generation()
         };
-    let (grammar, _) =
-        lacuna::grammar::spec::load_with(&case.spec, &schema_options).expect("grammar");
-    let mut checker = Checker::new(grammar).expect("checker");
+    let mut checker = Checker::from_spec_with(&case.spec, &schema_options).expect("grammar");
     let model = m.model.as_ref();
     let t0 = Instant::now();
     let out = match mode {

@@ -17,6 +17,7 @@ use thiserror::Error;
 use crate::canvas::{Canvas, HoleyText};
 use crate::complete::realize;
 use crate::deadline::Deadline;
+use crate::grammar::schema::SchemaOptions;
 use crate::grammar::{spec, Grammar, GrammarError, NormalGrammar, TerminalId};
 use crate::holey::HoleyLexer;
 use crate::intersect::{Edge, LexemeDfa, Searcher, Verdict, DEFAULT_BUDGET};
@@ -190,6 +191,16 @@ impl Checker {
     /// A checker for a grammar spec (`json`, `cpp+fence`, `x.lark`, ...).
     pub fn from_spec(spec_text: &str) -> Result<Checker, CheckerError> {
         Self::new(spec::load(spec_text)?)
+    }
+
+    /// A checker for a grammar spec whose JSON Schema is compiled with `options` (e.g.
+    /// [`SchemaOptions::for_generation`]); lenient mode's warnings are not kept
+    /// ([`spec::load_with`] returns them).
+    pub fn from_spec_with(
+        spec_text: &str,
+        options: &SchemaOptions,
+    ) -> Result<Checker, CheckerError> {
+        Self::new(spec::load_with(spec_text, options)?.0)
     }
 
     /// The grammar the checker was built for.

@@ -312,9 +312,7 @@ fn generation_checker(spec: &str, args: &GenerateArgs) -> Result<Checker, String
     } else {
         SchemaOptions::for_generation()
     };
-    let (grammar, _) =
-        crate::grammar::spec::load_with(spec, &options).map_err(|e| e.to_string())?;
-    Checker::new(grammar).map_err(|e| e.to_string())
+    Checker::from_spec_with(spec, &options).map_err(|e| e.to_string())
 }
 
 /// Prompt, length and schedule: explicit arguments first, then the task of the grammar in

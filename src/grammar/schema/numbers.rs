@@ -37,14 +37,16 @@ pub const FINITE_NUMBER: &str = r"-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?0*[0-9]{
 /// at most 16 fraction digits and an exponent of at least 16 (`1.2345678910111214e+52`, how
 /// serializers write integral floats from 1e16 on). Other exponent forms of integers (`1.5e1`)
 /// are not admitted.
+/// With `finite`, exponents have at most two digits past leading zeros (see
+/// [`FINITE_NUMBER`]).
 pub fn any_integer(finite: bool) -> String {
-    if finite {
-        // As below, with exponents of at most two digits (see [`FINITE_NUMBER`]).
-        return r"-?(0|[1-9][0-9]*)((\.0+)?([eE]\+?0*[0-9]{1,2})?|\.[0-9]{1,16}[eE]\+?0*(1[6-9]|[2-9][0-9]))"
-            .to_string();
-    }
-    r"-?(0|[1-9][0-9]*)((\.0+)?([eE]\+?[0-9]+)?|\.[0-9]{1,16}[eE]\+?0*(1[6-9]|[2-9][0-9]|[1-9][0-9]{2,}))"
-        .to_string()
+    // The exponent of an integral mantissa, and the exponents of at least 16.
+    let (exponent, from_16) = if finite {
+        (r"0*[0-9]{1,2}", r"1[6-9]|[2-9][0-9]")
+    } else {
+        (r"[0-9]+", r"1[6-9]|[2-9][0-9]|[1-9][0-9]{2,}")
+    };
+    format!(r"-?(0|[1-9][0-9]*)((\.0+)?([eE]\+?{exponent})?|\.[0-9]{{1,16}}[eE]\+?0*({from_16}))")
 }
 
 /// The regex of numbers (`integer` false) or integers within the bounds, or `None` when no
