@@ -64,3 +64,42 @@ fn missing_grammar_files_are_reported() {
     assert!(stderr.contains("no/such/file.lark"), "{stderr}");
     assert!(!stderr.contains("panicked"));
 }
+
+/// A grammar of `n` rules `start: w0 | ... ; wi: "k" "i"`, or `wi: ` (the empty word) when
+/// `empty`.
+fn many_rules(n: usize, empty: bool) -> String {
+    let alternatives: Vec<String> = (0..n).map(|i| format!("w{i}")).collect();
+    let mut src = format!("start: {}\n", alternatives.join(" | "));
+    for i in 0..n {
+        match empty {
+            true => src.push_str(&format!("w{i}: \n")),
+            false => src.push_str(&format!("w{i}: \"k\" \"{i}\"\n")),
+        }
+    }
+    src
+}
+
+#[test]
+fn large_grammars_report_lexer_errors_like_small_ones() {
+    use lacuna::checker::{CheckerError, PARALLEL_BUILD_RULES};
+    // A grammar without terminals has no lexer, whether its checker is built on one thread
+    // (small) or its lexer on a second one (large).
+    for n in [2, PARALLEL_BUILD_RULES + 10] {
+        let g = lark::parse(&many_rules(n, true), "empty.lark").unwrap();
+        assert!(g.rules().len() >= n, "{} rules", g.rules().len());
+        match Checker::new(g) {
+            Err(e @ CheckerError::Lexicon(_)) => {
+                assert!(e.to_string().contains("no terminals"), "{n} rules: {e}")
+            }
+            Err(e) => panic!("{n} rules: another error: {e}"),
+            Ok(_) => panic!("{n} rules: a lexer without terminals"),
+        }
+    }
+    // A large grammar with terminals answers as a small one does.
+    let n = PARALLEL_BUILD_RULES + 10;
+    let mut checker =
+        Checker::new(lark::parse(&many_rules(n, false), "big.lark").unwrap()).unwrap();
+    assert!(checker.accepts(format!("k{}", n - 1).as_bytes()));
+    assert!(!checker.accepts(format!("k{n}").as_bytes()));
+    assert!(!checker.accepts(b"kk"));
+}

@@ -98,13 +98,16 @@ fn propagate(sets: &mut [u64], flags: &mut [bool], words: usize, edges: &[(usize
 /// Tarjan's strongly connected components of the graph `children` over nodes `0..n`: each
 /// node's component, and the components' members, every component after all those it reaches
 /// (children first). Iterative, so deep grammars do not overflow the stack.
-fn components(n: usize, children: &super::normal::Csr<u32>) -> (Vec<u32>, Vec<Vec<usize>>) {
+fn components(n: usize, children: &super::normal::Csr<u32>) -> (Vec<u32>, Components) {
     const UNSEEN: u32 = u32::MAX;
     let mut index = vec![UNSEEN; n];
     let mut low = vec![0u32; n];
     let mut on_stack = vec![false; n];
     let mut component = vec![UNSEEN; n];
-    let mut order: Vec<Vec<usize>> = Vec::new();
+    let mut order = Components {
+        members: Vec::with_capacity(n),
+        ends: Vec::new(),
+    };
     let mut stack: Vec<usize> = Vec::new();
     // (node, next child to look at)
     let mut calls: Vec<(usize, usize)> = Vec::new();
@@ -138,22 +141,40 @@ fn components(n: usize, children: &super::normal::Csr<u32>) -> (Vec<u32>, Vec<Ve
                 low[parent] = low[parent].min(low[v]);
             }
             if low[v] == index[v] {
-                let id = order.len() as u32;
-                let mut members = Vec::new();
+                let id = order.ends.len() as u32;
                 loop {
                     let w = stack.pop().expect("v is on the stack");
                     on_stack[w] = false;
                     component[w] = id;
-                    members.push(w);
+                    order.members.push(w);
                     if w == v {
                         break;
                     }
                 }
-                order.push(members);
+                order.ends.push(order.members.len());
             }
         }
     }
     (component, order)
+}
+
+/// Strongly connected components in the order [`components`] finds them, their members
+/// listed one component after another (one allocation, not one per component: a normalized
+/// Kubernetes schema has some 10,000, and this runs four times per grammar).
+struct Components {
+    members: Vec<usize>,
+    /// Where each component's members end in `members`.
+    ends: Vec<usize>,
+}
+
+impl Components {
+    /// The components' members, in the order found.
+    fn iter(&self) -> impl DoubleEndedIterator<Item = &[usize]> {
+        (0..self.ends.len()).map(|i| {
+            let start = if i == 0 { 0 } else { self.ends[i - 1] };
+            &self.members[start..self.ends[i]]
+        })
+    }
 }
 
 /// FIRST sets (`first = true`) or LAST sets of every nonterminal, as bitsets: `A → t` puts t

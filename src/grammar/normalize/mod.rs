@@ -115,7 +115,7 @@ impl NormalGrammar {
         shrink(&mut w, opts);
         to_c2f(&mut w);
         w.compact();
-        from_binary_work(&w, g.terminals().len())
+        from_binary_work(w, g.terminals().len())
     }
 }
 
@@ -145,7 +145,7 @@ pub fn to_c2f(w: &mut WorkGrammar) {
 }
 
 /// Sorts the (already binary) rules of `w` into the four production kinds.
-fn from_binary_work(w: &WorkGrammar, num_terminals: usize) -> NormalGrammar {
+fn from_binary_work(w: WorkGrammar, num_terminals: usize) -> NormalGrammar {
     let (mut terminal, mut epsilon, mut unit, mut binary) = (vec![], vec![], vec![], vec![]);
     for r in &w.rules {
         match r.rhs[..] {
@@ -156,14 +156,7 @@ fn from_binary_work(w: &WorkGrammar, num_terminals: usize) -> NormalGrammar {
             _ => unreachable!("to_c2f leaves only C2F+ε rules: {:?}", r.rhs),
         }
     }
-    NormalGrammar::new(
-        w.names.clone(),
-        num_terminals,
-        terminal,
-        epsilon,
-        unit,
-        binary,
-    )
+    NormalGrammar::new(w.names, num_terminals, terminal, epsilon, unit, binary)
 }
 
 #[cfg(test)]
