@@ -67,7 +67,7 @@
 //! | | `allOf` merge depth, `oneOf`/`anyOf` alternatives | 32 / 256 |
 //! | | array positions written out (`minItems`, `prefixItems`) | 1,024 |
 //! | | string length bounds written out (larger ones, and any beside a `pattern` or `format`, are counted by the lexer, up to 2³⁰) | 256 |
-//! | | grammar rules | 200,000 |
+//! | | grammar rules | 120,000 |
 //! | vocabulary | ids | 2²⁴ |
 //! | a check ([`checker::Budgets`]) | search work | 4,000,000 items considered |
 //! | | lexeme automaton of one canvas | 500,000 states |
