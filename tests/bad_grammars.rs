@@ -71,9 +71,10 @@ fn many_rules(n: usize, empty: bool) -> String {
     let alternatives: Vec<String> = (0..n).map(|i| format!("w{i}")).collect();
     let mut src = format!("start: {}\n", alternatives.join(" | "));
     for i in 0..n {
-        match empty {
-            true => src.push_str(&format!("w{i}: \n")),
-            false => src.push_str(&format!("w{i}: \"k\" \"{i}\"\n")),
+        if empty {
+            src.push_str(&format!("w{i}: \n"));
+        } else {
+            src.push_str(&format!("w{i}: \"k\" \"{i}\"\n"));
         }
     }
     src
