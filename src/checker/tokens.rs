@@ -332,7 +332,7 @@ impl Checker {
                 out.effects += groups.len();
                 for g in groups.iter() {
                     if g.paths.iter().any(|&p| taken.contains(&(set, p))) {
-                        g.tokens.iter().for_each(|&id| out.mask.insert(id));
+                        g.tokens().for_each(|id| out.mask.insert(id));
                     }
                 }
             }
@@ -387,7 +387,7 @@ impl Checker {
     fn effects(&mut self, sets: &[HoleSetId]) -> Result<Vec<Vec<TokenId>>, TooLarge> {
         if let [set] = sets {
             let (_, groups) = self.lexer.token_groups(*set)?;
-            return Ok(groups.iter().map(|g| g.tokens.clone()).collect());
+            return Ok(groups.iter().map(|g| g.tokens().collect()).collect());
         }
         // Each token's group in each set, as its key.
         let mut keys: HashMap<TokenId, Vec<u32>> = HashMap::new();
@@ -399,7 +399,7 @@ impl Checker {
             }
             let (_, groups) = self.lexer.token_groups(set)?;
             for (j, g) in groups.iter().enumerate() {
-                for &id in &g.tokens {
+                for id in g.tokens() {
                     keys.entry(id).or_default().extend([i as u32, j as u32]);
                 }
             }

@@ -41,9 +41,10 @@ pub struct ClassTrie {
     depth: Vec<u16>,
     /// The first node after node `i`'s subtree.
     next: Vec<u32>,
-    /// Tokens ending at node `i`: `ids[ends[i]..ends[i + 1]]`.
+    /// Tokens ending at node `i`: `ids[ends[i]..ends[i + 1]]` (so every subtree's tokens are
+    /// one range of `ids`, and a group's tokens a few runs of it).
     ends: Vec<u32>,
-    ids: Vec<TokenId>,
+    ids: Arc<[TokenId]>,
 }
 
 impl ClassTrie {
@@ -66,8 +67,9 @@ impl ClassTrie {
             depth: vec![0],
             next: vec![0],
             ends: Vec::new(),
-            ids: Vec::with_capacity(keyed.len()),
+            ids: Arc::from(Vec::new()),
         };
+        let mut ids: Vec<TokenId> = Vec::with_capacity(keyed.len());
         // `ends_at[i]`: tokens ending at node i, filled in id order below.
         let mut ends_at: Vec<Vec<TokenId>> = vec![Vec::new()];
         // The open path: node ids from the root.
@@ -94,11 +96,12 @@ impl ClassTrie {
         for done in path {
             t.next[done as usize] = n;
         }
-        for ids in ends_at {
-            t.ends.push(t.ids.len() as u32);
-            t.ids.extend(ids);
+        for at in ends_at {
+            t.ends.push(ids.len() as u32);
+            ids.extend(at);
         }
-        t.ends.push(t.ids.len() as u32);
+        t.ends.push(ids.len() as u32);
+        t.ids = ids.into();
         t
     }
 
@@ -107,6 +110,7 @@ impl ClassTrie {
         self.class.len()
     }
 
+    #[cfg(test)]
     fn tokens_at(&self, node: usize) -> &[TokenId] {
         &self.ids[self.ends[node] as usize..self.ends[node + 1] as usize]
     }
@@ -164,8 +168,9 @@ impl Sequences {
 const MAX_PARTIALS: usize = 1 << 14;
 
 /// Walks every token of `trie` from the configurations `entries`, calling `visit(partials,
-/// tokens)` at each node that ends tokens and where some path is still alive, with the
-/// node's partial paths sorted. Returns the lexeme sequences the paths refer to.
+/// start, end)` at each node that ends tokens (`trie.ids[start..end]`) and where some path is
+/// still alive, with the node's partial paths sorted. Returns the lexeme sequences the paths
+/// refer to.
 fn walk<F>(
     lx: &Lexicon,
     table: &mut ConfigTable,
@@ -174,7 +179,7 @@ fn walk<F>(
     mut visit: F,
 ) -> Result<Sequences, TooLarge>
 where
-    F: FnMut(&[Partial], &[TokenId]),
+    F: FnMut(&[Partial], u32, u32),
 {
     let mut seqs = Sequences::new();
     let max_depth = trie.depth.iter().copied().max().unwrap_or(0) as usize;
@@ -202,9 +207,9 @@ where
         }
         here.sort_unstable();
         here.dedup();
-        let tokens = trie.tokens_at(node);
-        if !tokens.is_empty() {
-            visit(&here, tokens);
+        let (start, end) = (trie.ends[node], trie.ends[node + 1]);
+        if start < end {
+            visit(&here, start, end);
         }
         if trie.next[node] as usize > node + 1 {
             let out = &mut closed[d];
@@ -245,7 +250,7 @@ pub fn union_paths(
     let mut groups: Vec<TokenGroup> = Vec::new();
     let mut last: Vec<Partial> = Vec::new();
     let mut last_group = usize::MAX;
-    let seqs = walk(lx, table, trie, entries, |partials, tokens| {
+    let seqs = walk(lx, table, trie, entries, |partials, start, end| {
         // Neighbouring nodes often hold the same paths (every letter inside a string).
         if partials != last.as_slice() {
             let mut paths: Vec<u32> = partials
@@ -260,14 +265,15 @@ pub fn union_paths(
             last_group = *by_paths.entry(paths.clone()).or_insert_with(|| {
                 groups.push(TokenGroup {
                     paths,
-                    tokens: Vec::new(),
+                    runs: Vec::new(),
+                    order: trie.ids.clone(),
                 });
                 groups.len() - 1
             });
             last.clear();
             last.extend_from_slice(partials);
         }
-        groups[last_group].tokens.extend_from_slice(tokens);
+        groups[last_group].push_run(start, end);
     })?;
     // Number the paths in sorted order, and renumber the groups' references.
     let mut found: Vec<((u32, ConfigId), u32)> = ids.into_iter().collect();
@@ -296,10 +302,46 @@ pub fn union_paths(
 }
 
 /// Tokens that take the same paths (indices into [`TokenPaths::paths`]) from one entry set.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+///
+/// The tokens are kept as runs of the trie's token order, not as ids: neighbours in the trie
+/// mostly share a group (every token inside a string), so a set's groups take a few thousand
+/// runs where a list of ids is the whole vocabulary, 600 KB for 151k ids. That is what lets
+/// the checker keep the groups of the hundreds of entry sets a block's masks meet instead of
+/// walking the vocabulary again for each (see [`TokenCaches`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TokenGroup {
     pub paths: Vec<u32>,
-    pub tokens: Vec<TokenId>,
+    /// `order[start..end]` for each `(start, end)`, ascending and apart.
+    runs: Vec<(u32, u32)>,
+    order: Arc<[TokenId]>,
+}
+
+impl TokenGroup {
+    /// Adds `order[start..end]`, which lies after every run so far.
+    fn push_run(&mut self, start: u32, end: u32) {
+        match self.runs.last_mut() {
+            Some(last) if last.1 == start => last.1 = end,
+            _ => self.runs.push((start, end)),
+        }
+    }
+
+    /// The group's tokens, in the trie's order.
+    pub fn tokens(&self) -> impl Iterator<Item = TokenId> + '_ {
+        self.runs
+            .iter()
+            .flat_map(|&(start, end)| self.order[start as usize..end as usize].iter().copied())
+    }
+
+    /// How many tokens the group holds.
+    #[cfg(test)]
+    fn count(&self) -> usize {
+        self.runs.iter().map(|&(s, e)| (e - s) as usize).sum()
+    }
+
+    /// How many runs the group's tokens take (what keeping it costs).
+    pub fn num_runs(&self) -> usize {
+        self.runs.len()
+    }
 }
 
 /// What the checker keeps per vocabulary: the trie, and the union of paths by entry set.
@@ -310,16 +352,21 @@ pub struct TokenCaches {
     /// The 256 one-byte strings as a trie, for holes of one byte, and their paths by set.
     byte_trie: ClassTrie,
     byte_unions: HashMap<u32, Arc<TokenPaths>>,
-    /// Token groups by entry set, for the sets open positions were entered from (each holds
-    /// up to every text id, so fewer are kept).
+    /// Token groups by entry set, for the sets open positions were entered from, and the runs
+    /// they hold together.
     groups: HashMap<u32, Arc<[TokenGroup]>>,
+    group_runs: usize,
 }
 
 impl TokenCaches {
     /// Entry sets whose paths are kept before the cache is emptied.
     const CAPACITY: usize = 1 << 12;
-    /// Entry sets whose token groups are kept before that cache is emptied.
-    const GROUPS_CAPACITY: usize = 1 << 6;
+    /// Runs of tokens ([`TokenGroup`]) kept in the groups by entry set before that cache is
+    /// emptied (32 MiB of runs). A set's groups hold a few hundred to a few thousand runs, so
+    /// this keeps the sets of a block's masks (a JSON Schema block opens some 150 sets, each a
+    /// walk of the whole vocabulary, 3 ms for 151k ids); when groups were lists of ids, 64 sets
+    /// were kept, and a block's masks walked the vocabulary 35 times a position.
+    const GROUPS_RUNS: usize = 1 << 22;
 
     pub fn new(lx: &Lexicon, vocab: Arc<Vocabulary>) -> Self {
         let trie = ClassTrie::new(lx, &vocab);
@@ -331,6 +378,7 @@ impl TokenCaches {
             byte_trie: ClassTrie::new(lx, &bytes),
             byte_unions: HashMap::new(),
             groups: HashMap::new(),
+            group_runs: 0,
         }
     }
 
@@ -339,6 +387,7 @@ impl TokenCaches {
         self.unions = HashMap::new();
         self.byte_unions = HashMap::new();
         self.groups = HashMap::new();
+        self.group_runs = 0;
     }
 
     /// The union of paths from the interned configuration set `set`, with its graphs.
@@ -397,7 +446,14 @@ impl TokenCaches {
         if !keep_groups {
             return Ok((paths, None));
         }
-        let groups = keep(&mut self.groups, Self::GROUPS_CAPACITY, set, groups.into());
+        let runs: usize = groups.iter().map(TokenGroup::num_runs).sum();
+        if self.group_runs + runs > Self::GROUPS_RUNS || self.groups.len() >= Self::CAPACITY {
+            self.groups.clear();
+            self.group_runs = 0;
+        }
+        self.group_runs += runs;
+        let groups: Arc<[TokenGroup]> = groups.into();
+        self.groups.insert(set, groups.clone());
         Ok((paths, Some(groups)))
     }
 }
@@ -441,7 +497,7 @@ mod tests {
         let bytes: Vec<Vec<u8>> = words.iter().map(|w| w.as_bytes().to_vec()).collect();
         let v = Vocabulary::new(bytes, &[], &[]);
         let t = ClassTrie::new(&lx, &v);
-        let mut all: Vec<TokenId> = t.ids.clone();
+        let mut all: Vec<TokenId> = t.ids.to_vec();
         all.sort_unstable();
         assert_eq!(all, [0, 1, 2, 3, 4, 5, 6, 8], "id 7 has no bytes");
         for node in 1..t.num_nodes() {
@@ -550,7 +606,7 @@ mod tests {
                 for id in 0..vocab.len() as TokenId {
                     let direct = direct_paths(&lx, &mut table, entries, vocab.bytes(id));
                     union.extend(direct.iter().cloned());
-                    let group = groups.iter().find(|g| g.tokens.contains(&id));
+                    let group = groups.iter().find(|g| g.tokens().any(|t| t == id));
                     match group {
                         None => assert!(direct.is_empty(), "{spec_text} {:?}", words[id as usize]),
                         Some(g) => {
@@ -564,9 +620,9 @@ mod tests {
                 union.sort_unstable();
                 union.dedup();
                 assert_eq!(paths, union, "{spec_text} from {entries:?}");
-                let in_groups: usize = groups.iter().map(|g| g.tokens.len()).sum();
+                let in_groups: usize = groups.iter().map(|g| g.count()).sum();
                 assert_eq!(in_groups, grouped.len(), "each token in one group at most");
-                shared |= groups.iter().any(|g| g.tokens.len() > 1);
+                shared |= groups.iter().any(|g| g.count() > 1);
                 emitting |= paths.iter().any(|p| !p.lexemes.is_empty());
             }
         }

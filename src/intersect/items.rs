@@ -3,7 +3,13 @@
 //! Every candidate the search considers is looked up here, so this table is the search's hot
 //! spot. Where the automaton is small (the usual case: a canvas gives tens to a few hundred
 //! states) an item's slot is an array cell: rows `(A, p)` of one cost per state `q`, allocated
-//! on first use and reused from search to search. Otherwise a hash map holds the items.
+//! on first use and reused from search to search. Where it has thousands of states (a mask's
+//! automaton, with every path of the open position: 3,500–7,000 states for JSON in the middle
+//! of a block) a row of every state would be tens of kilobytes for the handful of items it
+//! holds, so rows are split into pages of [`PAGE`] states allocated on first use, the items
+//! of one row clustering in a few pages (states are numbered along the canvas); a hash map
+//! there made every lookup of the mask's search a probe, half its time. Past
+//! [`PAGED_ROWS`] row heads a hash map holds the items.
 
 use hashbrown::HashMap;
 
@@ -25,6 +31,24 @@ pub(super) const MAX_COST: u32 = SETTLED - 2;
 const DENSE_STATES: usize = 512;
 const DENSE_ROWS: usize = 1 << 20;
 
+/// States in one page of a row, in automata past [`DENSE_STATES`]; and the most rows
+/// (nonterminals × states) whose heads are an array there (16 MiB of heads).
+const PAGE: usize = 64;
+const PAGED_ROWS: usize = 1 << 22;
+const NO_PAGE: u32 = u32::MAX;
+
+/// Where the items' cost words live.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+enum Layout {
+    /// A row of every state for each `(A, p)` used.
+    #[default]
+    Dense,
+    /// For each `(A, p)` used, a directory of pages of [`PAGE`] states.
+    Paged,
+    /// A hash map of items.
+    Sparse,
+}
+
 /// What an offer of a cost did.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub(super) enum Offer {
@@ -36,30 +60,50 @@ pub(super) enum Offer {
 
 #[derive(Default)]
 pub(super) struct ItemTable {
-    dense: bool,
+    layout: Layout,
     states: usize,
-    /// Row of `(A, p)` in `cells` (in units of `states`), or [`NO_ROW`].
+    /// Row of `(A, p)`, or [`NO_ROW`]: in `cells` (in units of `states`) when dense, in
+    /// `pages` (in units of `pages_per_row`) when paged.
     rows: Vec<u32>,
     touched: Vec<u32>,
     cells: Vec<u32>,
+    /// Paged: each row's directory, the index in `cells` (in units of [`PAGE`]) of the page
+    /// of states `PAGE * i ..` or [`NO_PAGE`].
+    pages: Vec<u32>,
+    pages_per_row: usize,
     sparse: HashMap<ItemKey, u32>,
 }
 
 impl ItemTable {
     /// Empties the table for a search over `nonterminals` and `states`.
     pub fn reset(&mut self, nonterminals: usize, states: usize) {
+        let rows = nonterminals.saturating_mul(states);
+        let layout = if states <= DENSE_STATES && rows <= DENSE_ROWS {
+            Layout::Dense
+        } else if rows <= PAGED_ROWS {
+            Layout::Paged
+        } else {
+            Layout::Sparse
+        };
+        self.reset_as(nonterminals, states, layout);
+    }
+
+    /// [`ItemTable::reset`] with the layout given.
+    fn reset_as(&mut self, nonterminals: usize, states: usize, layout: Layout) {
         for &r in &self.touched {
             self.rows[r as usize] = NO_ROW;
         }
         self.touched.clear();
         self.cells.clear();
+        self.pages.clear();
         self.sparse.clear();
         let rows = nonterminals.saturating_mul(states);
-        self.dense = states <= DENSE_STATES && rows <= DENSE_ROWS;
-        if self.dense && self.rows.len() < rows {
+        self.layout = layout;
+        if self.layout != Layout::Sparse && self.rows.len() < rows {
             self.rows.resize(rows, NO_ROW);
         }
         self.states = states;
+        self.pages_per_row = states.div_ceil(PAGE);
     }
 
     /// Offers item `(p, a, q)` at `cost` (below 2³¹).
@@ -86,30 +130,60 @@ impl ItemTable {
 
     /// The best cost of an item offered in this search.
     pub fn cost(&self, p: StateId, a: NonterminalId, q: StateId) -> Option<u32> {
-        let word = if self.dense {
-            let row = self.rows[a.index() * self.states + p as usize];
-            if row == NO_ROW {
-                return None;
+        let word = match self.layout {
+            Layout::Dense => {
+                let row = self.rows[a.index() * self.states + p as usize];
+                if row == NO_ROW {
+                    return None;
+                }
+                self.cells[row as usize * self.states + q as usize]
             }
-            self.cells[row as usize * self.states + q as usize]
-        } else {
-            *self.sparse.get(&key(p, a, q))?
+            Layout::Paged => {
+                let row = self.rows[a.index() * self.states + p as usize];
+                if row == NO_ROW {
+                    return None;
+                }
+                let q = q as usize;
+                let page = self.pages[row as usize * self.pages_per_row + q / PAGE];
+                if page == NO_PAGE {
+                    return None;
+                }
+                self.cells[page as usize * PAGE + q % PAGE]
+            }
+            Layout::Sparse => *self.sparse.get(&key(p, a, q))?,
         };
         (word != ABSENT).then_some(word & !SETTLED)
     }
 
     #[inline]
     fn cell_mut(&mut self, p: StateId, a: NonterminalId, q: StateId) -> &mut u32 {
-        if !self.dense {
-            return self.sparse.entry(key(p, a, q)).or_insert(ABSENT);
-        }
         let r = a.index() * self.states + p as usize;
-        if self.rows[r] == NO_ROW {
-            self.rows[r] = (self.cells.len() / self.states) as u32;
-            self.touched.push(r as u32);
-            self.cells.resize(self.cells.len() + self.states, ABSENT);
+        match self.layout {
+            Layout::Dense => {
+                if self.rows[r] == NO_ROW {
+                    self.rows[r] = (self.cells.len() / self.states) as u32;
+                    self.touched.push(r as u32);
+                    self.cells.resize(self.cells.len() + self.states, ABSENT);
+                }
+                &mut self.cells[self.rows[r] as usize * self.states + q as usize]
+            }
+            Layout::Paged => {
+                if self.rows[r] == NO_ROW {
+                    self.rows[r] = (self.pages.len() / self.pages_per_row) as u32;
+                    self.touched.push(r as u32);
+                    self.pages
+                        .resize(self.pages.len() + self.pages_per_row, NO_PAGE);
+                }
+                let q = q as usize;
+                let d = self.rows[r] as usize * self.pages_per_row + q / PAGE;
+                if self.pages[d] == NO_PAGE {
+                    self.pages[d] = (self.cells.len() / PAGE) as u32;
+                    self.cells.resize(self.cells.len() + PAGE, ABSENT);
+                }
+                &mut self.cells[self.pages[d] as usize * PAGE + q % PAGE]
+            }
+            Layout::Sparse => self.sparse.entry(key(p, a, q)).or_insert(ABSENT),
         }
-        &mut self.cells[self.rows[r] as usize * self.states + q as usize]
     }
 }
 
@@ -128,4 +202,76 @@ pub(super) fn unkey(k: ItemKey) -> (StateId, NonterminalId, StateId) {
         NonterminalId((k >> 40) as u32),
         (k & 0xF_FFFF) as StateId,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The three layouts against a hash map of the same operations: random offers and
+    /// settlements over small and large automata (rows of several pages, states at page
+    /// boundaries), each table reused for a second search as the searcher reuses it.
+    #[test]
+    fn layouts_agree_with_a_map() {
+        let mut rng = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = move |n: u64| {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng % n
+        };
+        for (nonterminals, states) in [(3, 5), (7, 130), (40, 700), (2, 2_000)] {
+            let mut tables: Vec<(Layout, ItemTable)> =
+                [Layout::Dense, Layout::Paged, Layout::Sparse]
+                    .into_iter()
+                    .map(|l| (l, ItemTable::default()))
+                    .collect();
+            for _search in 0..2 {
+                for (layout, t) in &mut tables {
+                    t.reset_as(nonterminals, states, *layout);
+                }
+                let mut model: HashMap<(u32, u32, u32), (u32, bool)> = HashMap::new();
+                for _ in 0..20_000 {
+                    let (p, a, q) = (
+                        next(states as u64) as u32,
+                        next(nonterminals as u64) as u32,
+                        next(states as u64) as u32,
+                    );
+                    let cost = next(50) as u32;
+                    if next(3) == 0 {
+                        let want = matches!(model.get(&(p, a, q)), Some(&(c, false)) if c == cost);
+                        if want {
+                            model.insert((p, a, q), (cost, true));
+                        }
+                        for (layout, t) in &mut tables {
+                            let got = t.settle(p, NonterminalId(a), q, cost);
+                            assert_eq!(got, want, "{layout:?} settle ({p}, {a}, {q})");
+                        }
+                    } else {
+                        let want = match model.get(&(p, a, q)) {
+                            Some(&(c, settled)) if settled || c <= cost => Offer::Refused,
+                            _ => Offer::Taken,
+                        };
+                        if want == Offer::Taken {
+                            model.insert((p, a, q), (cost, false));
+                        }
+                        for (layout, t) in &mut tables {
+                            let got = t.offer(p, NonterminalId(a), q, cost);
+                            assert_eq!(got, want, "{layout:?} offer ({p}, {a}, {q})");
+                        }
+                    }
+                }
+                for p in 0..states as u32 {
+                    for a in 0..nonterminals as u32 {
+                        for q in (0..states as u32).step_by(7) {
+                            let want = model.get(&(p, a, q)).map(|&(c, _)| c);
+                            for (layout, t) in &tables {
+                                assert_eq!(t.cost(p, NonterminalId(a), q), want, "{layout:?}");
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
 }

@@ -140,9 +140,11 @@ impl Searcher {
         let mut stack = goals;
         let mut work = self.stats.work;
         let mut next_clock = work;
+        // The children of the item popped, refilled for each.
+        let mut found: Vec<ItemKey> = Vec::new();
         while let Some(k) = stack.pop() {
             let (p, a, q) = unkey(k);
-            let mut found: Vec<ItemKey> = Vec::new();
+            found.clear();
             for &b in grammar
                 .unit_children(a)
                 .iter()
@@ -199,7 +201,7 @@ impl Searcher {
                 }
                 next_clock = work + 0x1000;
             }
-            for k2 in found {
+            for &k2 in &found {
                 let (p2, _, q2) = unkey(k2);
                 if relevant(p2, q2) && useful.insert(k2) {
                     stack.push(k2);
