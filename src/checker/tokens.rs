@@ -22,6 +22,7 @@ use super::{Check, CheckVerdict, Checker};
 use crate::canvas::tokens::{read_tokens, TokenCanvas, TokenCanvasError, TokenReading};
 use crate::canvas::{HoleKind, HoleyText};
 use crate::holey::config::HoleSetId;
+use crate::holey::tokens::GroupUnion;
 use crate::holey::TooLarge;
 use crate::vocab::{TokenId, TokenKind, TokenMask, Vocabulary};
 
@@ -322,9 +323,11 @@ impl Checker {
             // (after a run of masks the open hole has dozens of entry sets, most of them dead
             // ends, and grouping one walks the whole vocabulary).
             let live: HashSet<HoleSetId> = taken.iter().map(|&(set, _)| set).collect();
+            let mut allowed = GroupUnion::default();
             for &set in sets.iter().filter(|&s| live.contains(s)) {
                 if self.deadline.expired() {
                     // The ids allowed so far are; the others are undecided.
+                    allowed.ids().for_each(|id| out.mask.insert(id));
                     out.unknown += self.undecided_text_ids(out);
                     return Ok(());
                 }
@@ -332,10 +335,11 @@ impl Checker {
                 out.effects += groups.len();
                 for g in groups.iter() {
                     if g.paths.iter().any(|&p| taken.contains(&(set, p))) {
-                        g.tokens().for_each(|id| out.mask.insert(id));
+                        allowed.add(g);
                     }
                 }
             }
+            allowed.ids().for_each(|id| out.mask.insert(id));
             return Ok(());
         }
         out.by_checks = true;

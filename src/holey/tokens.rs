@@ -344,6 +344,62 @@ impl TokenGroup {
     }
 }
 
+/// A union of groups' tokens, gathered in the trie's order: a group's runs set whole words
+/// of bits at a time, and the ids are read out once at the end. A mask in the middle of a
+/// block unites the allowed groups of dozens of entry sets, each covering nearly the whole
+/// vocabulary: inserting their ids one by one was millions of scattered bit writes, 4–7 ms of
+/// a JSON Schema mask.
+#[derive(Default)]
+pub struct GroupUnion {
+    bits: Vec<u64>,
+    order: Option<Arc<[TokenId]>>,
+}
+
+impl GroupUnion {
+    /// Adds the tokens of `group`.
+    pub fn add(&mut self, group: &TokenGroup) {
+        if self.order.is_none() {
+            self.bits = vec![0; group.order.len().div_ceil(64)];
+            self.order = Some(group.order.clone());
+        }
+        for &(start, end) in &group.runs {
+            set_range(&mut self.bits, start as usize, end as usize);
+        }
+    }
+
+    /// The ids added so far, in the trie's order.
+    pub fn ids(&self) -> impl Iterator<Item = TokenId> + '_ {
+        let order = self.order.as_deref().unwrap_or(&[]);
+        self.bits.iter().enumerate().flat_map(move |(w, &word)| {
+            let mut rest = word;
+            std::iter::from_fn(move || {
+                (rest != 0).then(|| {
+                    let bit = rest.trailing_zeros() as usize;
+                    rest &= rest - 1;
+                    order[w * 64 + bit]
+                })
+            })
+        })
+    }
+}
+
+/// Sets bits `start..end` of `bits`.
+fn set_range(bits: &mut [u64], start: usize, end: usize) {
+    if start >= end {
+        return;
+    }
+    let (first, last) = (start / 64, (end - 1) / 64);
+    let head = !0u64 << (start % 64);
+    let tail = !0u64 >> (63 - (end - 1) % 64);
+    if first == last {
+        bits[first] |= head & tail;
+        return;
+    }
+    bits[first] |= head;
+    bits[first + 1..last].iter_mut().for_each(|w| *w = !0);
+    bits[last] |= tail;
+}
+
 /// What the checker keeps per vocabulary: the trie, and the union of paths by entry set.
 pub struct TokenCaches {
     pub vocab: Arc<Vocabulary>,
@@ -484,6 +540,20 @@ fn keep<V: Clone>(cache: &mut HashMap<u32, V>, capacity: usize, set: u32, value:
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `set_range` against setting each bit, over every range of a 200-bit set.
+    #[test]
+    fn ranges_of_bits_are_set_exactly() {
+        for start in 0..200 {
+            for end in start..=200 {
+                let mut bits = vec![0u64; 4];
+                set_range(&mut bits, start, end);
+                let mut want = vec![0u64; 4];
+                (start..end).for_each(|i| want[i / 64] |= 1 << (i % 64));
+                assert_eq!(bits, want, "{start}..{end}");
+            }
+        }
+    }
     use crate::grammar::spec;
 
     fn lexicon(spec_text: &str) -> Lexicon {
