@@ -13,6 +13,7 @@
 
 mod chunk_cache;
 pub mod config;
+mod merge;
 mod minimize;
 mod nfa;
 pub mod path_graph;

@@ -255,7 +255,21 @@ pub fn build(
     }
     let marks = std::mem::take(&mut b.marks);
     let entry_sets = std::mem::take(&mut b.entry_sets);
-    let (dfa, new_id) = trim(b.nodes.len(), &accepting, edges, epsilons);
+    // A mask's automaton: its states that read alike from there on are merged, the ends of
+    // the open position's paths (which tell its tokens apart) and the start kept apart.
+    let protected = marked.map(|_| {
+        let mut protected = vec![false; b.nodes.len()];
+        protected[0] = true;
+        marks.iter().for_each(|m| protected[m.2 as usize] = true);
+        protected
+    });
+    let (dfa, new_id) = trim(
+        b.nodes.len(),
+        &accepting,
+        edges,
+        epsilons,
+        protected.as_deref(),
+    );
     let live = |s: u32| Some(new_id[s as usize]).filter(|&s| s != u32::MAX);
     let marks = marks
         .into_iter()
@@ -531,13 +545,16 @@ fn hole_node(kind: HoleKind, k: u32, h: HoleSetId) -> Node {
 }
 
 /// Drops the states that reach no accepting state (and the edges into them), renumbers the
-/// rest with the start first, and removes duplicate edges (keeping the cheapest). Also returns
-/// each old state's new number (`u32::MAX` if dropped).
+/// rest with the start first, and removes duplicate edges (keeping the cheapest). With
+/// `protected` (a flag per state, the start's set), also merges the states that accept the
+/// same words from there on, the protected ones apart ([`super::merge`]). Also returns each
+/// old state's new number (`u32::MAX` if dropped).
 fn trim(
     n: usize,
     accepting: &[u32],
     mut edges: Vec<Edge>,
     mut epsilons: Vec<(u32, u32)>,
+    protected: Option<&[bool]>,
 ) -> (LexemeDfa, Vec<u32>) {
     let mut marked = vec![false; n];
     for &q in accepting {
@@ -554,10 +571,21 @@ fn trim(
     }
     let mut new_id = vec![u32::MAX; n];
     let mut count = 0u32;
-    for q in 0..n {
-        if live[q] {
-            new_id[q] = count;
-            count += 1;
+    if let Some(protected) = protected {
+        let mut accepts = vec![false; n];
+        accepting.iter().for_each(|&q| accepts[q as usize] = true);
+        new_id = super::merge::classes(n, &live, &accepts, protected, &edges, &epsilons);
+        count = new_id
+            .iter()
+            .filter(|&&c| c != u32::MAX)
+            .max()
+            .map_or(0, |&c| c + 1);
+    } else {
+        for q in 0..n {
+            if live[q] {
+                new_id[q] = count;
+                count += 1;
+            }
         }
     }
     edges.retain(|e| live[e.from as usize] && live[e.to as usize]);
@@ -572,9 +600,13 @@ fn trim(
         *from = new_id[*from as usize];
         *to = new_id[*to as usize];
     }
+    // Merged states make ε-loops, which say nothing.
+    epsilons.retain(|&(from, to)| from != to);
     epsilons.sort_unstable();
     epsilons.dedup();
-    let accepting: Vec<u32> = accepting.iter().map(|&q| new_id[q as usize]).collect();
+    let mut accepting: Vec<u32> = accepting.iter().map(|&q| new_id[q as usize]).collect();
+    accepting.sort_unstable();
+    accepting.dedup();
     let dfa = LexemeDfa::with_epsilons(count as usize, 0, &accepting, edges, &epsilons)
         .expect("states are in range by construction");
     (dfa, new_id)
