@@ -13,7 +13,7 @@
 //! read up to the classes of the round before merges what reads alike for longer. Each round
 //! only merges further (states alike under the finer classes are alike under the coarser
 //! ones), and every round's classes accept the same words as their members, so stopping early
-//! is exact too; the rounds stop when the number of classes stops falling. States in cycles
+//! is exact too; the rounds stop when a round merges less than 1/32 of the classes. States in cycles
 //! that are alike only as wholes stay apart (the classes grow from single states, not down from
 //! one class), which is coarse enough for the copies above and never wrong.
 //!
@@ -24,8 +24,8 @@ use hashbrown::HashMap;
 
 use crate::intersect::Edge;
 
-/// The most rounds of merging: each costs a pass over the edges, and what the rounds after
-/// the first few merge is little (ten rounds reach every fixpoint measured).
+/// The most rounds of merging: each costs a pass over the edges (ten rounds reached every
+/// fixpoint measured).
 const MAX_ROUNDS: usize = 16;
 
 /// The class of each of the `n` states (`u32::MAX` where `live` is false), numbered from 0 in
@@ -96,7 +96,10 @@ pub fn classes(
         }
         let merged = ids.len();
         class = next;
-        if merged == count {
+        // Stop where a round merges little: a round costs about as much as the first, and
+        // an automaton with little to merge (a run of any text after the open position)
+        // would pay for rounds that save nothing.
+        if merged + count / 32 >= count {
             break;
         }
         count = merged;

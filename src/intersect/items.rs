@@ -31,10 +31,16 @@ pub(super) const MAX_COST: u32 = SETTLED - 2;
 const DENSE_STATES: usize = 512;
 const DENSE_ROWS: usize = 1 << 20;
 
-/// States in one page of a row, in automata past [`DENSE_STATES`]; and the most rows
-/// (nonterminals × states) whose heads are an array there (16 MiB of heads).
+/// States in one page of a row, in automata past [`DENSE_STATES`]; the most states a paged
+/// table serves (a row's directory is then at most 1 KiB); the most rows (nonterminals ×
+/// states) whose heads are an array there (16 MiB of heads); and the most words its
+/// directories and pages may take (64 MiB) before its items move to a hash map: items spread
+/// one to a row cost a directory and a page each, where a map costs some 20 bytes (a hole
+/// 50,000 arrays deep, 100,000 states, took 1.7 GB paged).
 const PAGE: usize = 64;
+const PAGED_STATES: usize = 1 << 14;
 const PAGED_ROWS: usize = 1 << 22;
+const PAGED_WORDS: usize = 1 << 24;
 const NO_PAGE: u32 = u32::MAX;
 
 /// Where the items' cost words live.
@@ -71,6 +77,8 @@ pub(super) struct ItemTable {
     /// of states `PAGE * i ..` or [`NO_PAGE`].
     pages: Vec<u32>,
     pages_per_row: usize,
+    /// The most words of `pages` and `cells` in the paged layout before a spill to the map.
+    paged_words: usize,
     sparse: HashMap<ItemKey, u32>,
 }
 
@@ -80,12 +88,13 @@ impl ItemTable {
         let rows = nonterminals.saturating_mul(states);
         let layout = if states <= DENSE_STATES && rows <= DENSE_ROWS {
             Layout::Dense
-        } else if rows <= PAGED_ROWS {
+        } else if states <= PAGED_STATES && rows <= PAGED_ROWS {
             Layout::Paged
         } else {
             Layout::Sparse
         };
         self.reset_as(nonterminals, states, layout);
+        self.paged_words = PAGED_WORDS;
     }
 
     /// [`ItemTable::reset`] with the layout given.
@@ -155,6 +164,33 @@ impl ItemTable {
         (word != ABSENT).then_some(word & !SETTLED)
     }
 
+    /// Moves the items of a paged table into the hash map, which holds them from now on.
+    #[cold]
+    fn spill(&mut self) {
+        for &r in &self.touched {
+            let (a, p) = (r as usize / self.states, r as usize % self.states);
+            let dir = self.rows[r as usize] as usize * self.pages_per_row;
+            for (i, &page) in self.pages[dir..dir + self.pages_per_row].iter().enumerate() {
+                if page == NO_PAGE {
+                    continue;
+                }
+                let cells = &self.cells[page as usize * PAGE..(page as usize + 1) * PAGE];
+                for (j, &word) in cells.iter().enumerate() {
+                    if word != ABSENT {
+                        let q = (i * PAGE + j) as StateId;
+                        let k = key(p as StateId, NonterminalId(a as u32), q);
+                        self.sparse.insert(k, word);
+                    }
+                }
+            }
+            self.rows[r as usize] = NO_ROW;
+        }
+        self.touched.clear();
+        self.pages = Vec::new();
+        self.cells = Vec::new();
+        self.layout = Layout::Sparse;
+    }
+
     #[inline]
     fn cell_mut(&mut self, p: StateId, a: NonterminalId, q: StateId) -> &mut u32 {
         let r = a.index() * self.states + p as usize;
@@ -168,6 +204,12 @@ impl ItemTable {
                 &mut self.cells[self.rows[r] as usize * self.states + q as usize]
             }
             Layout::Paged => {
+                if self.pages.len() + self.cells.len() + self.pages_per_row + PAGE
+                    > self.paged_words
+                {
+                    self.spill();
+                    return self.sparse.entry(key(p, a, q)).or_insert(ABSENT);
+                }
                 if self.rows[r] == NO_ROW {
                     self.rows[r] = (self.pages.len() / self.pages_per_row) as u32;
                     self.touched.push(r as u32);
@@ -221,14 +263,17 @@ mod tests {
             rng % n
         };
         for (nonterminals, states) in [(3, 5), (7, 130), (40, 700), (2, 2_000)] {
+            // The fourth table is paged with room for a few pages only, so it spills its
+            // items into the map partway through each search.
             let mut tables: Vec<(Layout, ItemTable)> =
-                [Layout::Dense, Layout::Paged, Layout::Sparse]
+                [Layout::Dense, Layout::Paged, Layout::Sparse, Layout::Paged]
                     .into_iter()
                     .map(|l| (l, ItemTable::default()))
                     .collect();
             for _search in 0..2 {
-                for (layout, t) in &mut tables {
+                for (i, (layout, t)) in tables.iter_mut().enumerate() {
                     t.reset_as(nonterminals, states, *layout);
+                    t.paged_words = if i == 3 { 40 * PAGE } else { PAGED_WORDS };
                 }
                 let mut model: HashMap<(u32, u32, u32), (u32, bool)> = HashMap::new();
                 for _ in 0..20_000 {

@@ -176,10 +176,25 @@ impl Searcher {
                     }
                 }
             }
-            for &q0 in &eps_pred[q as usize] {
-                if derived(p, a, q0) {
-                    found.push(key(p, a, q0));
-                    epsilons.insert((q0, q));
+            // The ε-edge `q0 → q` an item `(p, a, q0)` took: walk the shorter of `q`'s
+            // ε-predecessors and the items `(p, a, ·)` (in a mask's automaton with merged
+            // states, thousands of path ends lead into one state).
+            let preds = &eps_pred[q as usize];
+            if self.by_start.len(a, p) < preds.len() {
+                for (q0, _) in self.by_start.list(a, p) {
+                    work += 1;
+                    if dfa.epsilon_successors(q0).contains(&q) {
+                        found.push(key(p, a, q0));
+                        epsilons.insert((q0, q));
+                    }
+                }
+            } else {
+                for &q0 in preds {
+                    work += 1;
+                    if derived(p, a, q0) {
+                        found.push(key(p, a, q0));
+                        epsilons.insert((q0, q));
+                    }
                 }
             }
             if p == dfa.start() {
