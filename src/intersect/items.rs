@@ -9,7 +9,8 @@
 //! holds, so rows are split into pages of [`PAGE`] states allocated on first use, the items
 //! of one row clustering in a few pages (states are numbered along the canvas); a hash map
 //! there made every lookup of the mask's search a probe, half its time. Past
-//! [`PAGED_ROWS`] row heads a hash map holds the items.
+//! [`PAGED_STATES`] states or [`PAGED_ROWS`] row heads a hash map holds the items, and a paged
+//! table moves its items there once its pages pass [`PAGED_WORDS`].
 
 use hashbrown::HashMap;
 
