@@ -13,9 +13,9 @@
 //! read up to the classes of the round before merges what reads alike for longer. Each round
 //! only merges further (states alike under the finer classes are alike under the coarser
 //! ones), and every round's classes accept the same words as their members, so stopping early
-//! is exact too; the rounds stop when a round merges less than 1/32 of the classes. States in cycles
-//! that are alike only as wholes stay apart (the classes grow from single states, not down from
-//! one class), which is coarse enough for the copies above and never wrong.
+//! is exact too; the rounds stop when a round merges less than 1/32 of the classes. States in
+//! cycles that are alike only as wholes stay apart (the classes grow from single states, not
+//! down from one class), which is coarse enough for the copies above and never wrong.
 //!
 //! Protected states keep a class of their own: the start, and the ends of the open position's
 //! paths, which tell its tokens apart (see [`super::nfa::PathMark`]).
@@ -207,13 +207,7 @@ mod tests {
     /// class accept the same words of up to 5 lexemes, and protected states are alone.
     #[test]
     fn merged_states_accept_the_same_words() {
-        let mut rng = 0x9e37_79b9_7f4a_7c15_u64;
-        let mut next = move |n: u64| {
-            rng ^= rng << 13;
-            rng ^= rng >> 7;
-            rng ^= rng << 17;
-            rng % n
-        };
+        let mut next = crate::tests::draws(0x9e37_79b9_7f4a_7c15_u64);
         let mut merged_somewhere = false;
         for _ in 0..400 {
             let n = 2 + next(8) as usize;

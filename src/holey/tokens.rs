@@ -419,7 +419,7 @@ impl TokenCaches {
     const CAPACITY: usize = 1 << 12;
     /// Runs of tokens ([`TokenGroup`]) kept in the groups by entry set before that cache is
     /// emptied (32 MiB of runs). A set's groups hold a few hundred to a few thousand runs, so
-    /// this keeps the sets of a block's masks (a JSON Schema block opens some 150 sets, each a
+    /// this keeps the sets of a block's masks (a JSON Schema block opens some 100 sets, each a
     /// walk of the whole vocabulary, 3 ms for 151k ids); when groups were lists of ids, 64 sets
     /// were kept, and a block's masks walked the vocabulary 35 times a position.
     const GROUPS_RUNS: usize = 1 << 22;

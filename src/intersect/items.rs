@@ -256,13 +256,7 @@ mod tests {
     /// boundaries), each table reused for a second search as the searcher reuses it.
     #[test]
     fn layouts_agree_with_a_map() {
-        let mut rng = 0x2545_f491_4f6c_dd1d_u64;
-        let mut next = move |n: u64| {
-            rng ^= rng << 13;
-            rng ^= rng >> 7;
-            rng ^= rng << 17;
-            rng % n
-        };
+        let mut next = crate::tests::draws(0x2545_f491_4f6c_dd1d_u64);
         for (nonterminals, states) in [(3, 5), (7, 130), (40, 700), (2, 2_000)] {
             // The fourth table is paged with room for a few pages only, so it spills its
             // items into the map partway through each search.

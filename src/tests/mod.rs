@@ -8,3 +8,15 @@ mod emptiness;
 mod normalize;
 mod oracles;
 mod workload;
+
+/// A small seeded generator for unit tests that draw many tiny random cases in a loop
+/// (xorshift64): `next(n)` is a number below `n`. Equal seeds draw equal cases.
+pub(crate) fn draws(seed: u64) -> impl FnMut(u64) -> u64 {
+    let mut x = seed;
+    move |n| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x % n
+    }
+}
