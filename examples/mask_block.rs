@@ -6,7 +6,9 @@
 //! - `infill` (the default): the document's text on both sides of the block, as in the
 //!   benchmarks; `semi_ar`: every position after the block masked too, as a semi-autoregressive
 //!   sampler's canvas is;
-//! - POSITIONS: `all` (the default), `first`, `middle`, or offsets in the block (`0,5,16`).
+//! - POSITIONS: `all` (the default), `first`, `middle`, or offsets in the block (`0,5,16`);
+//! - `WARM=N` in the environment repeats the warm pass N times (for a profiler:
+//!   `WARM=300 perf record -g target/release/examples/mask_block json infill 3`).
 
 use std::path::Path;
 use std::time::Instant;
@@ -50,7 +52,12 @@ fn main() {
     // emptied before each (what a sampler pays per position where the reading is new);
     // `block` empties the memo once, so positions read alike share one search (what a sampler
     // pays for a step's block).
-    for pass in ["cold", "warm", "block"] {
+    // `WARM=N` repeats the warm pass N times, so a profiler's samples come from warm masks.
+    let warm: usize = std::env::var("WARM").map_or(1, |v| v.parse().expect("WARM is a number"));
+    let passes = std::iter::once("cold")
+        .chain(std::iter::repeat_n("warm", warm))
+        .chain(["block"]);
+    for pass in passes {
         if pass == "block" {
             checker.forget_masks();
         }

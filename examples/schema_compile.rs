@@ -1,6 +1,7 @@
 //! Times the JSON Schema compiler and the checker construction on schema files:
 //! `cargo run --release --example schema_compile -- FILE...` (a maskbench file's `schema`
-//! member is used when the file has one). Each is the mean of 20 runs.
+//! member is used when the file has one). Each is the mean of 20 runs (`REPS=N` in the
+//! environment for another count: `REPS=1` to time one large schema).
 use std::time::Instant;
 
 use lacuna::checker::Checker;
@@ -16,7 +17,8 @@ fn main() {
         if let Some(s) = value.get("schema") {
             value = s.clone();
         }
-        let reps = 20;
+        let reps: usize =
+            std::env::var("REPS").map_or(20, |v| v.parse().expect("REPS is a number"));
         let t = Instant::now();
         let mut compiled = None;
         for _ in 0..reps {

@@ -115,14 +115,18 @@ impl ConfigTable {
     }
 
     /// Whether the table is near its limit: more than 7/8 of it in configurations, half of it
-    /// in hole sets, or 8 times it in hole-set members. A checker empties a crowded table
-    /// before its next canvas: a long stream of distinct canvases would otherwise fill it (hole
-    /// sets grow with the canvases seen; a grammar's configurations are mostly interned when
-    /// its checker is built), and every check after that would be `unknown`.
+    /// in hole sets, or 32 times it in hole-set members (25 MiB of ids at the default limit).
+    /// A checker empties a crowded table before its next canvas: a long stream of distinct
+    /// canvases would otherwise fill it (hole sets grow with the canvases seen; a grammar's
+    /// configurations are mostly interned when its checker is built), and every check after
+    /// that would be `unknown`. (At 8 times, a C++ block's masks emptied it twice a pass: its
+    /// thousands of hole sets after a run of any text hold some 500 configurations each, and
+    /// every mask after an emptying walked the vocabulary anew: a mask one position into the
+    /// block 640 ms instead of 160.)
     pub fn crowded(&self) -> bool {
         self.configs.len() > self.limit / 8 * 7
             || self.hole_sets.len() > self.limit / 2
-            || self.members > self.limit * 8
+            || self.members > self.limit * 32
     }
 
     /// Whether `c` is between tokens (the text may end here).

@@ -18,6 +18,7 @@ mod minimize;
 mod nfa;
 pub mod path_graph;
 mod subset;
+pub mod token_caches;
 pub mod tokens;
 mod walker;
 
@@ -71,7 +72,7 @@ pub struct HoleyLexer {
     limits: LexLimits,
     flows: walker::FlowCache,
     nfa: nfa::NfaCaches,
-    tokens: Option<tokens::TokenCaches>,
+    tokens: Option<token_caches::TokenCaches>,
     deadline: Deadline,
 }
 
@@ -96,7 +97,7 @@ impl HoleyLexer {
     /// Reads holes of one token ([`HoleKind::Token`]) with `vocab`'s tokens from now on:
     /// builds the vocabulary's trie over this grammar's byte classes.
     pub fn set_vocabulary(&mut self, vocab: Arc<crate::vocab::Vocabulary>) {
-        self.tokens = Some(tokens::TokenCaches::new(&self.lexicon, vocab));
+        self.tokens = Some(token_caches::TokenCaches::new(&self.lexicon, vocab));
     }
 
     /// The union of the paths of every token from the configuration set `set` (see
@@ -112,7 +113,7 @@ impl HoleyLexer {
     }
 
     /// The vocabulary and its trie, if one was set.
-    pub fn token_caches(&self) -> Option<&tokens::TokenCaches> {
+    pub fn token_caches(&self) -> Option<&token_caches::TokenCaches> {
         self.tokens.as_ref()
     }
 

@@ -51,7 +51,7 @@ use hashbrown::HashMap;
 use super::chunk_cache::ChunkCache;
 use super::config::{ConfigId, ConfigTable, HoleSetId, TooLarge};
 use super::path_graph::TokenPaths;
-use super::tokens::TokenCaches;
+use super::token_caches::TokenCaches;
 use super::walker::{FlowCache, Places, WalkMemo, Walker};
 use crate::canvas::{HoleKind, HoleyText};
 use crate::deadline::Deadline;
@@ -308,6 +308,7 @@ struct NfaBuilder<'a, 't> {
 
 impl NfaBuilder<'_, '_> {
     fn id(&mut self, node: Node) -> Result<u32, TooLarge> {
+        let node = self.canonical(node)?;
         if let Some(&id) = self.ids.get(&node) {
             return Ok(id);
         }
@@ -318,6 +319,21 @@ impl NfaBuilder<'_, '_> {
         self.ids.insert(node, id);
         self.nodes.push(node);
         Ok(id)
+    }
+
+    /// `node`, with the entry set of a token member replaced by its representative (a set
+    /// from which every text token takes the same paths: [`TokenCaches::representative`]), so
+    /// that the members entered from interchangeable sets are one state with one graph of
+    /// paths. Not for a hole that may stay empty, whose entry configurations are edges too.
+    fn canonical(&mut self, node: Node) -> Result<Node, TooLarge> {
+        match node {
+            Node::Token(k, set) if self.w.places.kind(k) == HoleKind::Token => {
+                let tokens = self.tokens.as_deref_mut().ok_or(TooLarge)?;
+                let rep = tokens.representative(self.w.lx, self.w.table, set)?;
+                Ok(Node::Token(k, rep))
+            }
+            other => Ok(other),
+        }
     }
 
     /// Appends the edges of `node` (numbered `id`) to `out` and its ε-edges to `eps`; returns

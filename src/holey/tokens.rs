@@ -27,7 +27,6 @@ use hashbrown::HashMap;
 use smallvec::SmallVec;
 
 use super::config::{ConfigId, ConfigTable, TooLarge, DEAD_CONFIG};
-use super::path_graph::TokenPaths;
 use crate::grammar::TerminalId;
 use crate::lexicon::{Lexeme, Lexicon};
 use crate::vocab::{TokenId, Vocabulary};
@@ -307,7 +306,7 @@ pub fn union_paths(
 /// mostly share a group (every token inside a string), so a set's groups take a few thousand
 /// runs where a list of ids is the whole vocabulary, 600 KB for 151k ids. That is what lets
 /// the checker keep the groups of the hundreds of entry sets a block's masks meet instead of
-/// walking the vocabulary again for each (see [`TokenCaches`]).
+/// walking the vocabulary again for each (see [`super::token_caches::TokenCaches`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TokenGroup {
     pub paths: Vec<u32>,
@@ -341,6 +340,11 @@ impl TokenGroup {
     /// How many runs the group's tokens take (what keeping it costs).
     pub fn num_runs(&self) -> usize {
         self.runs.len()
+    }
+
+    /// The group's runs: `(start, end)` ranges of the trie's token order.
+    pub fn runs(&self) -> &[(u32, u32)] {
+        &self.runs
     }
 }
 
@@ -398,143 +402,6 @@ fn set_range(bits: &mut [u64], start: usize, end: usize) {
     bits[first] |= head;
     bits[first + 1..last].iter_mut().for_each(|w| *w = !0);
     bits[last] |= tail;
-}
-
-/// What the checker keeps per vocabulary: the trie, and the union of paths by entry set.
-pub struct TokenCaches {
-    pub vocab: Arc<Vocabulary>,
-    pub trie: ClassTrie,
-    unions: HashMap<u32, Arc<TokenPaths>>,
-    /// The 256 one-byte strings as a trie, for holes of one byte, and their paths by set.
-    byte_trie: ClassTrie,
-    byte_unions: HashMap<u32, Arc<TokenPaths>>,
-    /// Token groups by entry set, for the sets open positions were entered from, and the runs
-    /// they hold together.
-    groups: HashMap<u32, Arc<[TokenGroup]>>,
-    group_runs: usize,
-}
-
-impl TokenCaches {
-    /// Entry sets whose paths are kept before the cache is emptied.
-    const CAPACITY: usize = 1 << 12;
-    /// Runs of tokens ([`TokenGroup`]) kept in the groups by entry set before that cache is
-    /// emptied (32 MiB of runs). A set's groups hold a few hundred to a few thousand runs, so
-    /// this keeps the sets of a block's masks (a JSON Schema block opens some 100 sets, each a
-    /// walk of the whole vocabulary, 3 ms for 151k ids); when groups were lists of ids, 64 sets
-    /// were kept, and a block's masks walked the vocabulary 35 times a position.
-    const GROUPS_RUNS: usize = 1 << 22;
-
-    pub fn new(lx: &Lexicon, vocab: Arc<Vocabulary>) -> Self {
-        let trie = ClassTrie::new(lx, &vocab);
-        let bytes = Vocabulary::new((0..=255u8).map(|b| vec![b]).collect(), &[], &[]);
-        TokenCaches {
-            vocab,
-            trie,
-            unions: HashMap::new(),
-            byte_trie: ClassTrie::new(lx, &bytes),
-            byte_unions: HashMap::new(),
-            groups: HashMap::new(),
-            group_runs: 0,
-        }
-    }
-
-    /// Forgets the paths and groups kept by hole set (when the sets' table is emptied).
-    pub fn forget_sets(&mut self) {
-        self.unions = HashMap::new();
-        self.byte_unions = HashMap::new();
-        self.groups = HashMap::new();
-        self.group_runs = 0;
-    }
-
-    /// The union of paths from the interned configuration set `set`, with its graphs.
-    pub fn union(
-        &mut self,
-        lx: &Lexicon,
-        table: &mut ConfigTable,
-        set: u32,
-    ) -> Result<Arc<TokenPaths>, TooLarge> {
-        if let Some(p) = self.unions.get(&set) {
-            return Ok(p.clone());
-        }
-        Ok(self.walk_set(lx, table, set, false)?.0)
-    }
-
-    /// The union of the paths of every byte from `set`: one configuration after each byte,
-    /// nothing completed inside it (a lexeme a byte ends belongs to the text after it).
-    pub fn byte_union(
-        &mut self,
-        lx: &Lexicon,
-        table: &mut ConfigTable,
-        set: u32,
-    ) -> Result<Arc<TokenPaths>, TooLarge> {
-        if let Some(p) = self.byte_unions.get(&set) {
-            return Ok(p.clone());
-        }
-        let (paths, _) = paths_from(lx, table, &self.byte_trie, set)?;
-        Ok(keep(&mut self.byte_unions, Self::CAPACITY, set, paths))
-    }
-
-    /// [`TokenCaches::union`], and the text tokens grouped by the paths they take from `set`.
-    pub fn grouped(
-        &mut self,
-        lx: &Lexicon,
-        table: &mut ConfigTable,
-        set: u32,
-    ) -> Result<(Arc<TokenPaths>, Arc<[TokenGroup]>), TooLarge> {
-        if let (Some(p), Some(g)) = (self.unions.get(&set), self.groups.get(&set)) {
-            return Ok((p.clone(), g.clone()));
-        }
-        let (paths, groups) = self.walk_set(lx, table, set, true)?;
-        Ok((paths, groups.expect("kept when asked for")))
-    }
-
-    /// One walk of the trie from `set`: its paths (kept), and its groups (kept if `keep_groups`).
-    #[allow(clippy::type_complexity)]
-    fn walk_set(
-        &mut self,
-        lx: &Lexicon,
-        table: &mut ConfigTable,
-        set: u32,
-        keep_groups: bool,
-    ) -> Result<(Arc<TokenPaths>, Option<Arc<[TokenGroup]>>), TooLarge> {
-        let (paths, groups) = paths_from(lx, table, &self.trie, set)?;
-        let paths = keep(&mut self.unions, Self::CAPACITY, set, paths);
-        if !keep_groups {
-            return Ok((paths, None));
-        }
-        let runs: usize = groups.iter().map(TokenGroup::num_runs).sum();
-        if self.group_runs + runs > Self::GROUPS_RUNS || self.groups.len() >= Self::CAPACITY {
-            self.groups.clear();
-            self.group_runs = 0;
-        }
-        self.group_runs += runs;
-        let groups: Arc<[TokenGroup]> = groups.into();
-        self.groups.insert(set, groups.clone());
-        Ok((paths, Some(groups)))
-    }
-}
-
-/// One walk of `trie` from the configurations of hole set `set`: the union of their paths,
-/// with its graphs, and the tokens grouped by the paths they take.
-fn paths_from(
-    lx: &Lexicon,
-    table: &mut ConfigTable,
-    trie: &ClassTrie,
-    set: u32,
-) -> Result<(Arc<TokenPaths>, Vec<TokenGroup>), TooLarge> {
-    let entries = table.hole_set(set).to_vec();
-    let (paths, groups) = union_paths(lx, table, trie, &entries)?;
-    Ok((Arc::new(TokenPaths::new(paths)), groups))
-}
-
-/// Keeps `value` for `set` in `cache` (emptied first when it holds `capacity` entries), and
-/// gives it back.
-fn keep<V: Clone>(cache: &mut HashMap<u32, V>, capacity: usize, set: u32, value: V) -> V {
-    if cache.len() >= capacity {
-        cache.clear();
-    }
-    cache.insert(set, value.clone());
-    value
 }
 
 #[cfg(test)]
@@ -699,5 +566,88 @@ mod tests {
         // The cases exercise what the trie shares: tokens grouped together, and terminals
         // completed inside tokens.
         assert!(shared && emitting);
+    }
+
+    /// Entry sets share a representative exactly when every token takes the same paths from
+    /// both (the per-token paths stepped byte by byte, [`direct_paths`], are the oracle): over
+    /// every set of up to three of the configurations after some prefixes, and their closures
+    /// under any text (what a hole of any text enters the next position with).
+    #[test]
+    fn sets_share_a_representative_iff_every_token_takes_the_same_paths() {
+        let (mut merged, mut told_apart) = (0, 0);
+        for (spec_text, words, prefixes) in [
+            (
+                "json",
+                &[
+                    "\"", "\"a", "a\"", "1", "12", "1,", "],", "\":", "true", "tr", " {", "\\",
+                    "e", "1e", "a",
+                ][..],
+                &["", "\"", "\"ab", "1", "tr", "[1", "12", "1e", "\"\\"][..],
+            ),
+            (
+                "smiles",
+                &[
+                    "C", "CC", "c1", "(", ")", "=O", "[N", "H]", "Cl", "1", "%1", "l", "c",
+                ][..],
+                &["", "C", "[", "[N", "C(", "c1", "Cl", "C1"][..],
+            ),
+        ] {
+            let lx = lexicon(spec_text);
+            let mut table = ConfigTable::new(&lx, 100_000);
+            let bytes: Vec<Vec<u8>> = words.iter().map(|w| w.as_bytes().to_vec()).collect();
+            let vocab = Arc::new(Vocabulary::new(bytes, &[], &[]));
+            let mut caches = super::super::token_caches::TokenCaches::new(&lx, vocab.clone());
+            let mut configs: Vec<ConfigId> = Vec::new();
+            for prefix in prefixes {
+                let mut c = table.start();
+                for &b in prefix.as_bytes() {
+                    c = table.step(&lx, c, lx.class_of(b)).unwrap();
+                }
+                if c != DEAD_CONFIG && !configs.contains(&c) {
+                    configs.push(c);
+                }
+            }
+            let mut sets: Vec<u32> = Vec::new();
+            for (i, &a) in configs.iter().enumerate() {
+                for (j, &b) in configs.iter().enumerate().skip(i) {
+                    for &c in &configs[j..] {
+                        let members = vec![a, b, c];
+                        sets.push(table.intern_set(members.clone()).unwrap());
+                        sets.push(table.hole_closure(&lx, &members).unwrap());
+                    }
+                }
+            }
+            sets.sort_unstable();
+            sets.dedup();
+            let per_token: Vec<Vec<Vec<TokenPath>>> = sets
+                .iter()
+                .map(|&s| {
+                    let entries = table.hole_set(s).to_vec();
+                    (0..vocab.len() as TokenId)
+                        .map(|id| direct_paths(&lx, &mut table, &entries, vocab.bytes(id)))
+                        .collect()
+                })
+                .collect();
+            let reps: Vec<u32> = sets
+                .iter()
+                .map(|&s| caches.representative(&lx, &mut table, s).unwrap())
+                .collect();
+            for i in 0..sets.len() {
+                // A representative is one of the sets and stands for itself.
+                let r = sets.iter().position(|&s| s == reps[i]).unwrap();
+                assert_eq!(reps[r], reps[i]);
+                for j in 0..i {
+                    let same = per_token[i] == per_token[j];
+                    assert_eq!(reps[i] == reps[j], same, "{spec_text}: sets {i} and {j}");
+                    if same {
+                        merged += 1;
+                    } else if table.hole_set(sets[i]).len() == table.hole_set(sets[j]).len() {
+                        told_apart += 1;
+                    }
+                }
+            }
+        }
+        // Both ways happen: different sets merged, and sets of the same size kept apart.
+        assert!(merged > 0 && told_apart > 0, "{merged} {told_apart}");
     }
 }
