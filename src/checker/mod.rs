@@ -85,7 +85,10 @@ pub struct Budgets {
     /// The work of a mask's one search over every path of the position (in multiples of
     /// `search`); past it the mask is decided by one check per effect. That search is
     /// exhaustive, so it needs more than a check: in the middle of a long run of masks in JSON
-    /// it finishes within 4 × the default where the checks leave tokens unknown.
+    /// it finishes within 4 × the default where the checks leave tokens unknown, and in C++
+    /// within 8 × (some 30 million units, 0.8–1.2 s) where 4 × left a third of the ids
+    /// unknown after the checks had spent the rest of the mask's 2 s (`cargo run --release
+    /// --example mask_block -- cpp`). The mask's deadline bounds it either way.
     pub mask_search_factor: u64,
 }
 
@@ -98,7 +101,7 @@ impl Default for Budgets {
             mask_checks: 512,
             mask_work_factor: 16,
             mask_deadline: Some(std::time::Duration::from_secs(2)),
-            mask_search_factor: 4,
+            mask_search_factor: 8,
         }
     }
 }
