@@ -133,9 +133,10 @@ impl TokenCaches {
     /// configuration left with) as from `set`. The two are interchangeable there, for the
     /// language (the union of the paths is the same) and for a mask (each token is allowed
     /// through the same paths). After a run of any text a position is entered from hundreds
-    /// of sets that differ only in the watches of the lexeme just emitted, and most give every
-    /// token the same paths (C++ in the middle of a run: 344 sets, 34 distinct, one standing
-    /// for 299); each distinct set then brings its paths into the automaton once.
+    /// of sets, one for each way the run can end (the lexeme just emitted, the configurations
+    /// and watches it leaves), and most give every token the same paths (C++ in the middle of
+    /// a run: 344 sets, 34 distinct, one standing for 299); each distinct set then brings its
+    /// paths into the automaton once.
     pub fn representative(
         &mut self,
         lx: &Lexicon,
