@@ -122,10 +122,16 @@ impl TokenCaches {
         table: &mut ConfigTable,
         set: u32,
     ) -> Result<Arc<TokenPaths>, TooLarge> {
-        if let Some(p) = self.unions.get(&set) {
+        if let Some(p) = self.unions.get(&self.cache_key(set)) {
             return Ok(p.clone());
         }
         Ok(self.walk_set(lx, table, set, false)?.0)
+    }
+
+    /// Where the paths and groups of `set` are kept: under its representative once it has
+    /// one (interchangeable sets have the same paths and groups, so one copy serves them all).
+    fn cache_key(&self, set: u32) -> u32 {
+        self.class.get(&set).copied().unwrap_or(set)
     }
 
     /// The entry set that stands for `set` at a hole of one token: the first set walked
@@ -161,7 +167,8 @@ impl TokenCaches {
         if let Some(p) = self.byte_unions.get(&set) {
             return Ok(p.clone());
         }
-        let (paths, _) = paths_from(lx, table, &self.byte_trie, set)?;
+        let (paths, _) = walk(lx, table, &self.byte_trie, set)?;
+        let paths = Arc::new(TokenPaths::new(paths));
         Ok(keep(&mut self.byte_unions, Self::CAPACITY, set, paths))
     }
 
@@ -172,19 +179,17 @@ impl TokenCaches {
         table: &mut ConfigTable,
         set: u32,
     ) -> Result<(Arc<TokenPaths>, Arc<[TokenGroup]>), TooLarge> {
-        for s in [Some(set), self.class.get(&set).copied()]
-            .into_iter()
-            .flatten()
-        {
-            if let (Some(p), Some(g)) = (self.unions.get(&s), self.groups.get(&s)) {
-                return Ok((p.clone(), g.clone()));
-            }
+        let key = self.cache_key(set);
+        if let (Some(p), Some(g)) = (self.unions.get(&key), self.groups.get(&key)) {
+            return Ok((p.clone(), g.clone()));
         }
         let (paths, groups) = self.walk_set(lx, table, set, true)?;
         Ok((paths, groups.expect("kept when asked for")))
     }
 
-    /// One walk of the trie from `set`: its paths (kept), and its groups (kept if `keep_groups`).
+    /// One walk of the trie from `set`, which classifies it: its paths (kept), and its groups
+    /// (kept if `keep_groups`), both under its representative, whose copy is reused where
+    /// kept already.
     #[allow(clippy::type_complexity)]
     fn walk_set(
         &mut self,
@@ -193,15 +198,18 @@ impl TokenCaches {
         set: u32,
         keep_groups: bool,
     ) -> Result<(Arc<TokenPaths>, Option<Arc<[TokenGroup]>>), TooLarge> {
-        let entries = table.hole_set(set).to_vec();
-        let (paths, groups) = union_paths(lx, table, &self.trie, &entries)?;
+        let (paths, groups) = walk(lx, table, &self.trie, set)?;
         self.classify(set, WalkKey::new(&paths, &groups));
-        let paths = keep(
-            &mut self.unions,
-            Self::CAPACITY,
-            set,
-            Arc::new(TokenPaths::new(paths)),
-        );
+        let key = self.cache_key(set);
+        let paths = match self.unions.get(&key) {
+            Some(kept) => kept.clone(),
+            None => keep(
+                &mut self.unions,
+                Self::CAPACITY,
+                key,
+                Arc::new(TokenPaths::new(paths)),
+            ),
+        };
         if !keep_groups {
             return Ok((paths, None));
         }
@@ -212,7 +220,7 @@ impl TokenCaches {
         }
         self.group_runs += runs;
         let groups: Arc<[TokenGroup]> = groups.into();
-        self.groups.insert(set, groups.clone());
+        self.groups.insert(key, groups.clone());
         Ok((paths, Some(groups)))
     }
 
@@ -238,16 +246,15 @@ impl TokenCaches {
 }
 
 /// One walk of `trie` from the configurations of hole set `set`: the union of their paths,
-/// with its graphs, and the tokens grouped by the paths they take.
-fn paths_from(
+/// in sorted order, and the tokens grouped by the paths they take.
+fn walk(
     lx: &Lexicon,
     table: &mut ConfigTable,
     trie: &ClassTrie,
     set: u32,
-) -> Result<(Arc<TokenPaths>, Vec<TokenGroup>), TooLarge> {
+) -> Result<(Vec<TokenPath>, Vec<TokenGroup>), TooLarge> {
     let entries = table.hole_set(set).to_vec();
-    let (paths, groups) = union_paths(lx, table, trie, &entries)?;
-    Ok((Arc::new(TokenPaths::new(paths)), groups))
+    union_paths(lx, table, trie, &entries)
 }
 
 /// Keeps `value` for `set` in `cache` (emptied first when it holds `capacity` entries), and
