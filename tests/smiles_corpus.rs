@@ -11,18 +11,20 @@
 //! - on seeded random mutations of MOSES SMILES (deleted, inserted, replaced and transposed
 //!   characters) and on random bracket atoms, the checker agrees with purr;
 //! - every MOSES or ChEBI SMILES with 1–8 random holes cut into it (inside lexemes, across
-//!   lexemes, at either end) is completable, and its completion is accepted by the checker and
-//!   read by purr without a syntax error (ring bonds may be left open: see that test);
+//!   lexemes, at either end) is completable, and its completion is accepted by the checker,
+//!   read by purr with every ring closed, and its rings pair up;
 //! - hand-written tricky cases and the SMILES rows of the shared benchmark workload.
 //!
 //! **The agreement rule.** purr's verdict on a text is one of: reads it; a *syntax* error
 //! (`purr::read::read` fails); an *unclosed ring bond* or a *ring bond whose two ends carry
-//! incompatible bond symbols* (`purr::graph::Builder::build` fails). The grammar does not check
-//! ring-bond pairing (a grammar that did would need a state for every subset of the 100 ring
-//! labels), so:
-//! - purr reads it ⇒ the checker accepts;
-//! - purr finds a syntax error ⇒ the checker rejects;
-//! - purr finds only a ring-pairing error ⇒ the checker accepts (syntax is fine).
+//! incompatible bond symbols* (`purr::graph::Builder::build` fails). The grammar pairs ring
+//! bonds (`%ring_bonds`) as RDKit does, which purr does not quite: it reads a ring from an atom
+//! to itself (`C11`) and one that doubles a bond (`C1C1`), and refuses incompatible bond
+//! symbols (`C=1CC-1`), which RDKit reads. So, with `smiles_rings` (an independent reading of
+//! the rings under the grammar's documented rules) saying whether the rings pair up:
+//! - purr reads it ⇒ the checker accepts iff the rings pair up;
+//! - purr finds a syntax error or an unclosed ring bond ⇒ the checker rejects;
+//! - purr finds only incompatible bond symbols ⇒ the checker accepts iff the rings pair up.
 //!
 //! Two purr 0.9 bugs are the only other allowed disagreements, each recognised precisely:
 //! - purr reads the bracket symbol `G` (no such element) as fluorine (its `read_symbol` returns
@@ -35,12 +37,15 @@
 mod corpus;
 #[path = "common/purr_syntax.rs"]
 mod purr_syntax;
+#[path = "common/smiles_rings.rs"]
+mod smiles_rings;
 
 use std::io::Read;
 
 use corpus::{moses, Rng};
 use lacuna::canvas::{parse_canvas_line, HoleyText};
-use lacuna::checker::{CheckVerdict, Checker};
+use lacuna::checker::{CheckVerdict, Checker, CompletionError};
+use smiles_rings::{rings_pair_up, Rules};
 
 // ---- data ----------------------------------------------------------------------------------
 
@@ -141,8 +146,10 @@ fn purr(text: &str) -> Purr {
 enum Outcome {
     BothAccept,
     BothReject,
-    /// The checker accepts; purr finds an unclosed ring bond.
-    UnclosedRing,
+    /// Both reject: purr finds an unclosed ring bond.
+    BothRejectRing,
+    /// The checker rejects a ring bond that purr reads: to its own atom, or doubling a bond.
+    RingRule,
     /// The checker accepts; purr finds incompatible bond symbols at a ring bond's two ends.
     RingBondMismatch,
     /// The checker rejects a bracket symbol `G` that purr reads as F.
@@ -204,13 +211,16 @@ fn only_charge_ten(text: &str) -> bool {
 fn judge(checker: &mut Checker, text: &str) -> Result<Outcome, String> {
     let accepted = checker.accepts(text.as_bytes());
     let verdict = purr(text);
+    let paired = || rings_pair_up(text, Rules::Lexemes);
     let outcome = match (accepted, &verdict) {
-        (true, Purr::Reads) => Outcome::BothAccept,
+        (true, Purr::Reads) if paired() => Outcome::BothAccept,
+        (false, Purr::Reads) if !paired() => Outcome::RingRule,
         (false, Purr::Syntax(_)) => Outcome::BothReject,
-        (true, Purr::UnclosedRing) => Outcome::UnclosedRing,
-        (true, Purr::RingBondMismatch) => Outcome::RingBondMismatch,
+        (false, Purr::UnclosedRing) => Outcome::BothRejectRing,
+        (true, Purr::RingBondMismatch) if paired() => Outcome::RingBondMismatch,
+        (false, Purr::RingBondMismatch) if !paired() => Outcome::RingRule,
         (true, Purr::Syntax(_)) if only_charge_ten(text) => Outcome::PurrBugCharge10,
-        (false, Purr::Reads | Purr::UnclosedRing | Purr::RingBondMismatch)
+        (false, Purr::Reads | Purr::RingBondMismatch)
             if g_as_fluorine(text).is_some_and(|t| checker.accepts(t.as_bytes())) =>
         {
             Outcome::PurrBugG
@@ -383,7 +393,7 @@ fn mutated_moses_smiles_are_judged_like_purr() {
     for outcome in [
         Outcome::BothAccept,
         Outcome::BothReject,
-        Outcome::UnclosedRing,
+        Outcome::BothRejectRing,
     ] {
         assert!(tally.count(outcome) >= 50, "too few {outcome:?}");
     }
@@ -453,38 +463,14 @@ fn bracket_symbols_are_exactly_the_elements() {
 
 // ---- holes -----------------------------------------------------------------------------------
 
-/// The ring bond numbers of a SMILES in order (`C%12CC1...` gives 12, 1, ...).
-fn ring_labels(text: &str) -> Vec<u8> {
-    let b = text.as_bytes();
-    let mut out = vec![];
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%' && i + 2 < b.len() {
-            out.push((b[i + 1] - b'0') * 10 + (b[i + 2] - b'0'));
-            i += 3;
-        } else {
-            if b[i].is_ascii_digit() && !in_bracket(b, i) {
-                out.push(b[i] - b'0');
-            }
-            i += 1;
-        }
-    }
-    out
-}
-
-/// Holes cut into real SMILES are completable, and completions are SMILES.
+/// Holes cut into real SMILES are completable, and completions are SMILES whose rings pair up.
 ///
-/// A completion fills the holes with the cheapest lexemes the grammar needs, and the grammar
-/// knows nothing of ring-bond pairing: when a hole swallowed one end of a ring bond, the
-/// completion leaves the other end open (`C1CC□` completes to `C1CC`). That is a known
-/// limitation: such completions are counted, not hidden. (Most of them today come from
-/// fillers with ring numbers no derivation needs: the edges of the checker's lexeme automaton
-/// all cost 0, so the completion search does not prefer short fillers; `CC□CC` completes to
-/// `CC#CC`, not `CCCC`.) Fillers may also put a bond symbol
-/// before a ring number that conflicts with the one at the ring bond's other end (`C=1CC#1`);
-/// those are counted too. Every completion must be read by purr without a syntax error, and
-/// a completion that keeps the original's sequence of ring bond numbers must close every ring
-/// bond.
+/// A completion fills the holes with the cheapest lexemes the grammar needs, ring bonds paired
+/// (`C1CC□` completes to `C1CC1`). Fillers may put a bond symbol before a ring number that
+/// conflicts with the one at the ring bond's other end (`C=1CC#1`: RDKit reads it, purr does
+/// not); those are counted. A completion may also fail to be labelled (the check keeps only
+/// the parity of labels no chunk mentions), or run out of budget where several holes meet
+/// several labels (a `CompletionError`, never an invalid text): counted, at most 10%.
 #[test]
 fn smiles_with_holes_are_completable_and_complete_to_smiles() {
     let mut checker = checker();
@@ -497,7 +483,7 @@ fn smiles_with_holes_are_completable_and_complete_to_smiles() {
             .step_by(4),
     );
     let mut rng = Rng(0x5EED_0003);
-    let (mut open_rings, mut mismatched_rings, mut cases) = (0, 0, 0);
+    let (mut unlabelled, mut mismatched_rings, mut cases) = (0, 0, 0);
     let mut by_holes = [0usize; 9];
     for _ in 0..3_000 {
         let smiles = &corpus[rng.below(corpus.len())];
@@ -519,37 +505,39 @@ fn smiles_with_holes_are_completable_and_complete_to_smiles() {
             CheckVerdict::Completable,
             "cuts {cuts:?} of {smiles}"
         );
-        let completion = checker
-            .complete_text(&text)
-            .unwrap_or_else(|e| panic!("{e}: cuts {cuts:?} of {smiles}"))
-            .unwrap_or_else(|| panic!("no completion for cuts {cuts:?} of {smiles}"));
+        cases += 1;
+        by_holes[holes] += 1;
+        let completion = match checker.complete_text(&text) {
+            Ok(c) => c.unwrap_or_else(|| panic!("no completion for cuts {cuts:?} of {smiles}")),
+            Err(CompletionError::Unlabelled | CompletionError::Budget) => {
+                unlabelled += 1;
+                continue;
+            }
+            Err(e) => panic!("{e}: cuts {cuts:?} of {smiles}"),
+        };
         let completion = String::from_utf8(completion).unwrap();
         assert!(checker.accepts(completion.as_bytes()), "{completion}");
         let verdict = purr(&completion);
         assert!(
-            !matches!(verdict, Purr::Syntax(_)),
+            matches!(verdict, Purr::Reads | Purr::RingBondMismatch),
             "purr: {verdict:?} on completion {completion:?} of cuts {cuts:?} of {smiles}"
         );
-        match verdict {
-            Purr::Reads => {}
-            Purr::UnclosedRing => {
-                assert_ne!(
-                    ring_labels(&completion),
-                    ring_labels(smiles),
-                    "purr: {verdict:?} on completion {completion:?} of cuts {cuts:?} of {smiles}"
-                );
-                open_rings += 1;
-            }
-            Purr::RingBondMismatch => mismatched_rings += 1,
-            Purr::Syntax(_) => unreachable!("asserted above"),
-        }
-        cases += 1;
-        by_holes[holes] += 1;
+        assert!(
+            rings_pair_up(&completion, Rules::Lexemes),
+            "{completion:?} of cuts {cuts:?} of {smiles}"
+        );
+        mismatched_rings += usize::from(verdict == Purr::RingBondMismatch);
     }
     eprintln!(
-        "{cases} holey SMILES (by hole count {:?}); {open_rings} completions leave a ring bond \
-         open, {mismatched_rings} put different bond symbols on a ring bond's ends",
+        "{cases} holey SMILES (by hole count {:?}); {unlabelled} completions could not be \
+         labelled or ran out of budget, {mismatched_rings} put different bond symbols on a ring bond's ends",
         &by_holes[1..]
+    );
+    // Measured: 191 of these 3,000 (several holes meeting several mentioned labels, where a
+    // completion must open a ring in a hole and the strict product outgrows the budget).
+    assert!(
+        unlabelled * 10 <= cases,
+        "{unlabelled} of {cases} unlabelled or over budget"
     );
 }
 
@@ -612,17 +600,58 @@ fn tricky_smiles() {
         "[Cl-10]",
         "At",
         "Ts",
-        "C11",
         "C1CC1C1CC1",
     ];
     for s in good {
         assert_eq!(verdict(&[s]), Completable, "{s}");
     }
     let bad = [
-        "", "C l", "l", "C(", "C)", "[C", "C]", "C==C", "()", "C()", "(C)", ".C", "C.", "C..C",
-        "C.1", "C=(C)", "C=", "=C", "C%1", "C%", "[]", "[H", "[G]", "[Xx]", "[c@]H", "C[CH]]",
-        "[C@TB21]", "[C@OH31]", "[C@TH3]", "[CH10]", "[C+16]", "[C+0]", "[C+++]", "[C:]",
-        "[C:1234]", "[1234C]", "[a]", "A", "T", "c1cc cc1", "C-1-", "CC\\\\4",
+        "",
+        "C l",
+        "l",
+        "C(",
+        "C)",
+        "[C",
+        "C]",
+        "C==C",
+        "()",
+        "C()",
+        "(C)",
+        ".C",
+        "C.",
+        "C..C",
+        "C.1",
+        "C=(C)",
+        "C=",
+        "=C",
+        "C%1",
+        "C%",
+        "[]",
+        "[H",
+        "[G]",
+        "[Xx]",
+        "[c@]H",
+        "C[CH]]",
+        "[C@TB21]",
+        "[C@OH31]",
+        "[C@TH3]",
+        "[CH10]",
+        "[C+16]",
+        "[C+0]",
+        "[C+++]",
+        "[C:]",
+        "[C:1234]",
+        "[1234C]",
+        "[a]",
+        "A",
+        "T",
+        "c1cc cc1",
+        "C-1-",
+        "CC\\\\4",
+        "C11",
+        "C1C1",
+        "C1CC",
+        "C%01CC%01",
     ];
     for s in bad {
         assert_eq!(verdict(&[s]), NotCompletable, "{s}");
@@ -650,12 +679,14 @@ fn tricky_smiles() {
     assert_eq!(verdict(&["C==", "C"]), NotCompletable);
     assert_eq!(verdict(&["C=", "=C"]), Completable);
     assert_eq!(verdict(&["", ""]), Completable);
-    // Ring-bond pairing is purr's business, not the grammar's.
+    // Ring bonds pair up, as RDKit pairs them (purr reads `C11` and `C1C1`, RDKit does not).
     let mut checker = self::checker();
     for (text, outcome) in [
         ("C1CC1", Outcome::BothAccept),
-        ("C1CC", Outcome::UnclosedRing),
-        ("C1CC2", Outcome::UnclosedRing),
+        ("C1CC", Outcome::BothRejectRing),
+        ("C1CC2", Outcome::BothRejectRing),
+        ("C11", Outcome::RingRule),
+        ("C1C1", Outcome::RingRule),
         ("C=1CC-1", Outcome::RingBondMismatch),
         ("C/1CC/1", Outcome::RingBondMismatch),
         ("C=1CC=1", Outcome::BothAccept),

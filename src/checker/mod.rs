@@ -20,7 +20,9 @@ use crate::deadline::Deadline;
 use crate::grammar::schema::SchemaOptions;
 use crate::grammar::{spec, Grammar, GrammarError, NormalGrammar, TerminalId};
 use crate::holey::HoleyLexer;
-use crate::intersect::{Edge, LexemeDfa, Searcher, Verdict, DEFAULT_BUDGET};
+use crate::intersect::{
+    Edge, LexemeDfa, ProductMode, ProductTooLarge, RingProduct, Searcher, Verdict, DEFAULT_BUDGET,
+};
 use crate::lexicon::{Lexeme, LexiconError};
 use crate::vocab::Vocabulary;
 
@@ -168,11 +170,15 @@ fn lexer_with_tables(
     limits: LexLimits,
 ) -> Result<(HoleyLexer, Option<LexemeDfa>), LexiconError> {
     let mut lexer = HoleyLexer::new(grammar, limits)?;
-    let whole_hole = HoleyText {
-        chunks: vec![Vec::new(), Vec::new()],
-    };
-    let dfa = lexer.automaton(&whole_hole).ok();
+    let dfa = lexer.automaton(&whole_hole_text()).ok();
     Ok((lexer, dfa))
+}
+
+/// A canvas that is one hole.
+fn whole_hole_text() -> HoleyText {
+    HoleyText {
+        chunks: vec![Vec::new(), Vec::new()],
+    }
 }
 
 impl Checker {
@@ -214,7 +220,7 @@ impl Checker {
         };
         // The search over that one-hole canvas warms the searcher as a first check would.
         if let Some(dfa) = whole_hole {
-            checker.search(&dfa, false);
+            checker.search(&dfa, &whole_hole_text(), false);
         }
         Ok(checker)
     }
@@ -260,14 +266,14 @@ impl Checker {
         let text = &*text.with_holes_merged();
         self.evict_if_crowded();
         let (verdict, dfa_states) = match self.lexer.automaton(text) {
-            Ok(dfa) => (self.search(&dfa, false), dfa.num_states()),
+            Ok(dfa) => (self.search(&dfa, text, false), dfa.num_states()),
             // A text without holes that fills the lexer's tables (a counted string of 10⁵
             // characters is a configuration per count) is lexed left to right instead.
             Err(_) if text.chunks.len() == 1 => match self.lexer.lexicon().lex(&text.chunks[0]) {
                 Err(_) => (CheckVerdict::NotCompletable, 0),
                 Ok(tokens) => {
                     let dfa = chain_dfa(&tokens);
-                    (self.search(&dfa, false), dfa.num_states())
+                    (self.search(&dfa, text, false), dfa.num_states())
                 }
             },
             Err(_) => (CheckVerdict::Unknown, 0),
@@ -332,8 +338,51 @@ impl Checker {
         self.check_text(&HoleyText::solid(text)).verdict == CheckVerdict::Completable
     }
 
-    /// The verdict on `dfa`; with `witness`, the searcher keeps a cheapest one.
-    fn search(&mut self, dfa: &LexemeDfa, witness: bool) -> CheckVerdict {
+    /// `dfa` intersected with the grammar's ring-bond constraint, if it has one (`None`: the
+    /// automaton is searched as it is).
+    pub(crate) fn constrained(
+        &self,
+        dfa: &LexemeDfa,
+        text: &HoleyText,
+    ) -> Result<Option<RingProduct>, ProductTooLarge> {
+        self.constrained_as(dfa, text, ProductMode::Loose)
+    }
+
+    /// [`Checker::constrained`] in `mode`; `text` is the canvas `dfa` reads, whose chunks say
+    /// which labels are tracked one by one.
+    fn constrained_as(
+        &self,
+        dfa: &LexemeDfa,
+        text: &HoleyText,
+        mode: ProductMode,
+    ) -> Result<Option<RingProduct>, ProductTooLarge> {
+        let Some(rb) = self.grammar.ring_bonds() else {
+            return Ok(None);
+        };
+        let mentioned = rb.mentioned(text.chunks.iter().map(Vec::as_slice));
+        RingProduct::new(dfa, rb, mentioned, self.budgets.lexing.max_dfa_states, mode)
+    }
+
+    /// The verdict on `dfa` under the grammar's side constraints; with `witness`, the searcher
+    /// keeps a cheapest one.
+    ///
+    /// Where the ring-bond product passes its state limit or its search the budget, the
+    /// grammar alone answers: its refusals stand, and its yes is taken with the rings
+    /// unchecked, as the product's loose group already does for labels no chunk mentions
+    /// (text without holes never gets there: its product has a state per automaton state).
+    fn search(&mut self, dfa: &LexemeDfa, text: &HoleyText, witness: bool) -> CheckVerdict {
+        match self.constrained(dfa, text) {
+            Ok(None) => self.search_as_is(dfa, witness),
+            Ok(Some(product)) => match self.search_as_is(&product.dfa, witness) {
+                CheckVerdict::Unknown => self.search_as_is(dfa, witness),
+                verdict => verdict,
+            },
+            Err(ProductTooLarge) => self.search_as_is(dfa, witness),
+        }
+    }
+
+    /// The verdict on `dfa` by the grammar alone.
+    fn search_as_is(&mut self, dfa: &LexemeDfa, witness: bool) -> CheckVerdict {
         let budget = self.budgets.search;
         let verdict = if witness {
             self.searcher.search(&self.normal, dfa, budget)
@@ -385,16 +434,55 @@ impl Checker {
             .lexer
             .automaton(text)
             .map_err(|_| CompletionError::Budget)?;
-        match self.search(&dfa, true) {
-            CheckVerdict::NotCompletable => return Ok(None),
-            CheckVerdict::Unknown => return Err(CompletionError::Budget),
-            CheckVerdict::Completable => {}
+        // Under ring bonds: a witness that only closes rings in the holes is sought first
+        // (a small product), then one with at most one unmentioned label open at a time (both
+        // can always be labelled), and only if neither exists does the loose product decide.
+        let mut lexemes = None;
+        let mut unknown = false;
+        for mode in [
+            ProductMode::Closing,
+            ProductMode::Strict,
+            ProductMode::Loose,
+        ] {
+            let product = match self.constrained_as(&dfa, text, mode) {
+                Ok(p) => p,
+                Err(ProductTooLarge) => {
+                    unknown = true;
+                    continue;
+                }
+            };
+            let searched = product.as_ref().map_or(&dfa, |p| &p.dfa);
+            match self.search_as_is(searched, true) {
+                CheckVerdict::NotCompletable if product.is_none() || mode == ProductMode::Loose => {
+                    return if unknown {
+                        Err(CompletionError::Budget)
+                    } else {
+                        Ok(None)
+                    };
+                }
+                CheckVerdict::NotCompletable => continue,
+                CheckVerdict::Unknown => {
+                    unknown = true;
+                    continue;
+                }
+                CheckVerdict::Completable => {}
+            }
+            let witness = self
+                .searcher
+                .witness()
+                .expect("a completable search leaves a witness");
+            let mut found = witness.lexemes(searched);
+            if let Some(p) = &product {
+                if !p.relabel(&witness.edges, &mut found) {
+                    return Err(CompletionError::Unlabelled);
+                }
+            }
+            lexemes = Some(found);
+            break;
         }
-        let witness = self
-            .searcher
-            .witness()
-            .expect("a completable search leaves a witness");
-        let lexemes = witness.lexemes(&dfa);
+        let Some(lexemes) = lexemes else {
+            return Err(CompletionError::Budget);
+        };
         let (lx, table) = self.lexer.parts();
         let fillers = realize(
             lx,
@@ -416,9 +504,12 @@ impl Checker {
             return false;
         };
         let dfa = chain_dfa(&tokens);
-        self.searcher
-            .decide(&self.normal, &dfa, self.budgets.search)
-            == Verdict::NonEmpty
+        let product = match self.constrained(&dfa, &HoleyText::solid(text)) {
+            Ok(p) => p,
+            Err(ProductTooLarge) => return false,
+        };
+        let dfa = product.as_ref().map_or(&dfa, |p| &p.dfa);
+        self.searcher.decide(&self.normal, dfa, self.budgets.search) == Verdict::NonEmpty
     }
 }
 
@@ -466,6 +557,13 @@ pub enum CompletionError {
     #[error("a work budget ran out before a completion was found")]
     /// A work budget, or the caller's deadline, ran out before a completion was found.
     Budget,
+    #[error(
+        "the completion found needs ring bonds whose labels no chunk mentions, and none of \
+         their labellings pairs them up (the check keeps only the parity of such labels)"
+    )]
+    /// The grammar has ring bonds and the witness found cannot be labelled so that they pair
+    /// up (see [`crate::intersect::RingProduct`]): the canvas may still be completable.
+    Unlabelled,
     #[error("internal error: the completion {0:?} failed its re-check")]
     /// A bug: the completion found does not pass the independent re-check (the text is given).
     Recheck(String),

@@ -23,7 +23,9 @@ use crate::canvas::tokens::{read_tokens, TokenCanvas, TokenCanvasError, TokenRea
 use crate::canvas::{HoleKind, HoleyText};
 use crate::holey::config::HoleSetId;
 use crate::holey::tokens::GroupUnion;
+use crate::holey::PathMark;
 use crate::holey::TooLarge;
+use crate::intersect::{LexemeDfa, ProductTooLarge};
 use crate::vocab::{TokenId, TokenKind, TokenMask, Vocabulary};
 
 /// One position's mask, with what it cost.
@@ -289,29 +291,8 @@ impl Checker {
         match built {
             Ok((dfa, marks)) => {
                 out.checks += 1;
-                let wanted: Vec<(u32, u32)> = marks
-                    .iter()
-                    .filter_map(|m| m.from.map(|from| m.to.iter().map(move |&to| (from, to))))
-                    .flatten()
-                    .collect();
-                let used = self.searcher.useful_epsilons(
-                    &self.normal,
-                    &dfa,
-                    self.budgets.search * self.budgets.mask_search_factor,
-                    &wanted,
-                );
+                taken = self.taken_paths(&dfa, &marks, text);
                 sets.extend(marks.iter().map(|m| m.set));
-                taken = used.map(|used| {
-                    marks
-                        .iter()
-                        .filter(|m| {
-                            m.from.is_some_and(|from| {
-                                m.to.iter().any(|&to| used.contains(&(from, to)))
-                            })
-                        })
-                        .map(|m| (m.set, m.path))
-                        .collect()
-                });
             }
             Err(TooLarge) => sets = self.lexer.open_entry_sets(text, &loose, hole)?,
         }
@@ -359,22 +340,77 @@ impl Checker {
                 continue;
             }
             out.checks += 1;
-            let verdict = match placement {
-                // The canvas was read already, so this check cannot fail; if it did, the
-                // effect would count as unknown, never as a guess.
-                Placement::Canvas(canvas, position) => self
-                    .check_tokens_in_place(&canvas.with(position, tokens[0]))
-                    .map_or(CheckVerdict::Unknown, |c| c.verdict),
-                Placement::Text => {
-                    let bytes = self.vocab().map(|v| v.bytes(tokens[0]).to_vec());
-                    let bytes = bytes.unwrap_or_default();
-                    self.check_placed_in_text(text, kinds, hole as usize, &bytes)
-                }
-            };
+            let verdict = self.check_placed(placement, text, kinds, hole, tokens[0]);
             work += self.searcher.stats().work;
             self.tally(out, verdict, tokens.iter().copied());
         }
         Ok(())
+    }
+
+    /// Whether the canvas (or text) with `id` in the open position is completable.
+    fn check_placed(
+        &mut self,
+        placement: Placement<'_>,
+        text: &HoleyText,
+        kinds: &[HoleKind],
+        hole: u32,
+        id: TokenId,
+    ) -> CheckVerdict {
+        match placement {
+            // The canvas was read already, so this check cannot fail; if it did, the effect
+            // would count as unknown, never as a guess.
+            Placement::Canvas(canvas, position) => self
+                .check_tokens_in_place(&canvas.with(position, id))
+                .map_or(CheckVerdict::Unknown, |c| c.verdict),
+            Placement::Text => {
+                let bytes = self.vocab().map(|v| v.bytes(id).to_vec());
+                let bytes = bytes.unwrap_or_default();
+                self.check_placed_in_text(text, kinds, hole as usize, &bytes)
+            }
+        }
+    }
+
+    /// The paths of `marks` (through the open hole of `dfa`, the marked automaton of `text`)
+    /// that some accepted word takes, under the grammar's ring bonds if it has them. `None`
+    /// when the search (or the product) ran out.
+    fn taken_paths(
+        &mut self,
+        dfa: &LexemeDfa,
+        marks: &[PathMark],
+        text: &HoleyText,
+    ) -> Option<HashSet<(HoleSetId, u32)>> {
+        let wanted: Vec<(u32, u32)> = marks
+            .iter()
+            .filter_map(|m| m.from.map(|from| m.to.iter().map(move |&to| (from, to))))
+            .flatten()
+            .collect();
+        let budget = self.budgets.search * self.budgets.mask_search_factor;
+        let under_rings = match self.constrained(dfa, text) {
+            // Under the grammar's ring bonds: the product's copies of the marks.
+            Ok(Some(p)) => self
+                .searcher
+                .useful_epsilons(&self.normal, &p.dfa, budget, &p.epsilons_copying(&wanted))
+                .map(|used| p.original_epsilons(&used)),
+            Ok(None) | Err(ProductTooLarge) => None,
+        };
+        // Without ring bonds, or where their product ran out: the grammar alone (see
+        // `Checker::search`).
+        let used = match under_rings {
+            Some(used) => used,
+            None => self
+                .searcher
+                .useful_epsilons(&self.normal, dfa, budget, &wanted)?,
+        };
+        Some(
+            marks
+                .iter()
+                .filter(|m| {
+                    m.from
+                        .is_some_and(|from| m.to.iter().any(|&to| used.contains(&(from, to))))
+                })
+                .map(|m| (m.set, m.path))
+                .collect(),
+        )
     }
 
     /// How many text ids `out` does not allow yet: those a mask stopped by its deadline leaves
@@ -499,7 +535,7 @@ impl Checker {
         match built {
             Err(_) => (CheckVerdict::Unknown, 0, 0),
             Ok(dfa) => {
-                let v = self.search(&dfa, false);
+                let v = self.search(&dfa, text, false);
                 (v, dfa.num_states(), self.searcher.stats().settled)
             }
         }

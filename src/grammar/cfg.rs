@@ -14,6 +14,7 @@ use std::fmt;
 use hashbrown::HashMap;
 use regex_syntax::hir::Hir;
 
+use super::ring_bonds::RingBonds;
 use super::GrammarError;
 
 /// Index of a terminal in [`Grammar::terminals`].
@@ -214,9 +215,17 @@ pub struct Grammar {
     /// Where each terminal was defined, when the front end said (see
     /// [`GrammarBuilder::set_terminal_source`]).
     sources: Vec<Option<String>>,
+    /// The ring-bond constraint on its lexemes, if it has one.
+    ring_bonds: Option<RingBonds>,
 }
 
 impl Grammar {
+    /// The ring-bond constraint on the grammar's lexemes (`%ring_bonds`), if it has one: a
+    /// side condition every word must meet besides being derived.
+    pub fn ring_bonds(&self) -> Option<&RingBonds> {
+        self.ring_bonds.as_ref()
+    }
+
     /// All terminals, indexed by [`TerminalId`].
     pub fn terminals(&self) -> &[Terminal] {
         &self.terminals
@@ -346,6 +355,7 @@ pub struct GrammarBuilder {
     terminal_ids: HashMap<String, TerminalId>,
     nonterminal_ids: HashMap<String, NonterminalId>,
     sources: Vec<Option<String>>,
+    ring_bonds: Option<RingBonds>,
 }
 
 impl GrammarBuilder {
@@ -370,7 +380,30 @@ impl GrammarBuilder {
                 .map(|(i, n)| (n.clone(), NonterminalId(i as u32)))
                 .collect(),
             sources: g.sources.clone(),
+            ring_bonds: g.ring_bonds.clone(),
         }
+    }
+
+    /// Gives terminal `t` a new name and pattern (its priority stays).
+    pub(crate) fn replace_terminal(&mut self, t: TerminalId, name: &str, pattern: Pattern) {
+        let old = std::mem::replace(&mut self.terminals[t.index()].name, name.to_string());
+        self.terminal_ids.remove(&old);
+        self.terminal_ids.insert(name.to_string(), t);
+        self.terminals[t.index()].pattern = pattern;
+    }
+
+    /// Rewrites every symbol on the right of every rule with `f`.
+    pub(crate) fn map_rule_symbols(&mut self, mut f: impl FnMut(Symbol) -> Symbol) {
+        for r in &mut self.rules {
+            for s in &mut r.rhs {
+                *s = f(*s);
+            }
+        }
+    }
+
+    /// Records the grammar's ring-bond constraint.
+    pub(crate) fn set_ring_bonds(&mut self, rb: RingBonds) {
+        self.ring_bonds = Some(rb);
     }
 
     /// Adds a terminal, or returns the existing one with the same name.
@@ -543,6 +576,7 @@ impl GrammarBuilder {
             start,
             ignore: self.ignore,
             sources: self.sources,
+            ring_bonds: self.ring_bonds,
         };
         let generating = super::analysis::generating(&grammar);
         if !generating[start.index()] {
@@ -556,6 +590,10 @@ impl GrammarBuilder {
     /// See [`GrammarBuilder::build_merging_alternatives`]; returns the start symbol's new id
     /// and the merged terminals' ids.
     fn merge_alternatives(&mut self, start: NonterminalId) -> (NonterminalId, Vec<TerminalId>) {
+        if self.ring_bonds.is_some() {
+            // Ring-bond labels are one terminal each so that automata tell them apart.
+            return (start, Vec::new());
+        }
         let (nts, ts) = (self.nonterminals.len(), self.terminals.len());
         let mut t_uses = vec![0u32; ts];
         let mut n_uses = vec![0u32; nts];

@@ -12,6 +12,7 @@ pub(crate) mod earley;
 mod error;
 pub mod lark;
 pub(crate) mod normalize;
+mod ring_bonds;
 pub mod schema;
 pub mod spec;
 
@@ -25,3 +26,4 @@ pub use cfg::{
 };
 pub use error::GrammarError;
 pub use normalize::{GrammarSize, NormalGrammar, NormalizeOptions};
+pub use ring_bonds::{with_ring_bonds, RingBonds, MAX_RING_LABELS};

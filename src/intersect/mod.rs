@@ -9,11 +9,13 @@
 mod anchors;
 mod dfa;
 mod items;
+mod ring_bonds;
 mod search;
 
 #[cfg(test)]
 pub use dfa::StateId;
 pub use dfa::{Edge, LexemeDfa};
+pub use ring_bonds::{ProductMode, ProductTooLarge, RingProduct};
 pub use search::{Searcher, Verdict, DEFAULT_BUDGET};
 #[cfg(test)]
 use {crate::grammar::NormalGrammar, search::Witness};

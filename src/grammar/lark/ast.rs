@@ -12,6 +12,19 @@ pub(super) enum Item {
     Term(Def),
     Ignore(Expansions),
     Import(Import),
+    RingBonds(RingBondsItem),
+}
+
+/// `%ring_bonds LABEL atoms ATOM... [breaks BREAK...]` (lacuna's own directive).
+#[derive(Clone, Debug)]
+pub(super) struct RingBondsItem {
+    pub pos: Pos,
+    /// The terminal whose lexemes are ring-bond labels, and where it is named.
+    pub label: (String, Pos),
+    /// The atom terminals, each with where it is named.
+    pub atoms: Vec<(String, Pos)>,
+    /// The terminals after which the next atom is not bonded to the atom before them.
+    pub breaks: Vec<(String, Pos)>,
 }
 
 /// A rule or terminal definition. `priority` is meaningful for terminals only.

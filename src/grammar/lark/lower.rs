@@ -15,7 +15,7 @@
 
 use std::collections::HashMap;
 
-use super::ast::{Def, Expansions, Expr, ExprKind, Item, RepeatOp};
+use super::ast::{Def, Expansions, Expr, ExprKind, Item, RepeatOp, RingBondsItem};
 use super::terminals::{self, common_defs, Source, Terminals};
 use super::{syntax, unsupported, GrammarError, Pos};
 use crate::grammar::{Grammar, GrammarBuilder, NonterminalId, Pattern, Symbol, TerminalId};
@@ -31,6 +31,7 @@ pub(super) fn lower(items: &[Item], origin: &str, start: &str) -> Result<Grammar
     // Terminal name → where it was defined, and which `common` terminal it imports.
     let mut term_seen: HashMap<String, (Pos, Option<usize>)> = HashMap::new();
     let mut ignores: Vec<&Expansions> = Vec::new();
+    let mut ring_bonds: Option<&RingBondsItem> = None;
     let defined_twice = |kind: &str, name: &str, first: Pos, pos: Pos| {
         syntax(
             origin,
@@ -55,6 +56,16 @@ pub(super) fn lower(items: &[Item], origin: &str, start: &str) -> Result<Grammar
                 terms.push((def.name.clone(), Source::Defined(def)));
             }
             Item::Ignore(body) => ignores.push(body),
+            Item::RingBonds(rb) => {
+                if let Some(first) = ring_bonds {
+                    return Err(syntax(
+                        origin,
+                        rb.pos,
+                        format!("`%ring_bonds` may be given once (first at {})", first.pos),
+                    ));
+                }
+                ring_bonds = Some(rb);
+            }
             Item::Import(import) => {
                 if import.module != "common" {
                     return Err(unsupported(
@@ -148,25 +159,36 @@ pub(super) fn lower(items: &[Item], origin: &str, start: &str) -> Result<Grammar
             name: start.to_string(),
         });
     };
-    lw.b.build_merging_alternatives(start_id)
-        .map_err(|e| match e {
-            GrammarError::EmptyLanguage(_) | GrammarError::UndefinedRule(_) => {
-                // Placed at the start rule's definition (every other rule is checked where
-                // it is used).
-                let pos = rule_pos
-                    .get(start)
-                    .copied()
-                    .unwrap_or(Pos { line: 1, column: 1 });
-                GrammarError::At {
-                    place: format!("{origin}:{pos}"),
-                    error: Box::new(e),
+    let grammar =
+        lw.b.build_merging_alternatives(start_id)
+            .map_err(|e| match e {
+                GrammarError::EmptyLanguage(_) | GrammarError::UndefinedRule(_) => {
+                    // Placed at the start rule's definition (every other rule is checked where
+                    // it is used).
+                    let pos = rule_pos
+                        .get(start)
+                        .copied()
+                        .unwrap_or(Pos { line: 1, column: 1 });
+                    GrammarError::At {
+                        place: format!("{origin}:{pos}"),
+                        error: Box::new(e),
+                    }
                 }
-            }
-            GrammarError::TooLarge(_) => GrammarError::At {
-                place: origin.to_string(),
-                error: Box::new(e),
-            },
-            e => e,
+                GrammarError::TooLarge(_) => GrammarError::At {
+                    place: origin.to_string(),
+                    error: Box::new(e),
+                },
+                e => e,
+            })?;
+    let Some(rb) = ring_bonds else {
+        return Ok(grammar);
+    };
+    let names =
+        |list: &[(String, Pos)]| -> Vec<String> { list.iter().map(|(n, _)| n.clone()).collect() };
+    crate::grammar::with_ring_bonds(&grammar, &rb.label.0, &names(&rb.atoms), &names(&rb.breaks))
+        .map_err(|e| GrammarError::At {
+            place: format!("{origin}:{}", rb.pos),
+            error: Box::new(e),
         })
 }
 

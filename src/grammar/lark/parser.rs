@@ -6,6 +6,7 @@
 //! item        := [`?` | `!`]* RULE [`.` NUMBER] `:` expansions
 //!              | TERM [`.` NUMBER] `:` expansions
 //!              | `%ignore` expansions | `%import` path [`->` NAME | `(` NAME (`,` NAME)* `)`]
+//!              | `%ring_bonds` TERM `atoms` TERM+ [`breaks` TERM+]   (lacuna's own: see [`crate::grammar::RingBonds`])
 //! expansions  := alternative ((`|` | NEWLINE `|`) alternative)*
 //! alternative := expr* [`->` NAME]
 //! expr        := atom [`?` | `*` | `+` | `~` NUMBER [`..` NUMBER]]
@@ -17,7 +18,7 @@
 //! most [`MAX_DEPTH`] deep so that no input can exhaust the stack of this or a later stage.
 
 use super::ast::{
-    Alternative, Def, Expansions, Expr, ExprKind, Import, ImportName, Item, RepeatOp,
+    Alternative, Def, Expansions, Expr, ExprKind, Import, ImportName, Item, RepeatOp, RingBondsItem,
 };
 use super::lexer::{Tok, Token};
 use super::{syntax, unsupported, GrammarError, Pos};
@@ -415,6 +416,7 @@ impl Parser<'_> {
                 Ok(Item::Ignore(body))
             }
             "import" => self.import(pos),
+            "ring_bonds" => self.ring_bonds(pos),
             "declare" | "override" | "extend" => Err(unsupported(
                 self.origin,
                 pos,
@@ -422,7 +424,9 @@ impl Parser<'_> {
             )),
             _ => Err(self.err(
                 pos,
-                format!("unknown directive `%{name}` (expected `%ignore` or `%import`)"),
+                format!(
+                    "unknown directive `%{name}` (expected `%ignore`, `%import` or `%ring_bonds`)"
+                ),
             )),
         }
     }
@@ -515,6 +519,43 @@ impl Parser<'_> {
         };
         self.end_of_line("`%import`")?;
         Ok(Item::Import(Import { module, pos, names }))
+    }
+
+    /// `%ring_bonds LABEL atoms ATOM... [breaks BREAK...]`: the terminal whose lexemes are
+    /// ring-bond labels, the terminals that are atoms, and those after which the next atom is
+    /// not bonded to the atom before them.
+    fn ring_bonds(&mut self, pos: Pos) -> Result<Item, GrammarError> {
+        let usage = "`%ring_bonds LABEL atoms ATOM... [breaks TERMINAL...]`";
+        let Tok::Term(label) = self.peek().clone() else {
+            return Err(self.expected(&format!("the label terminal in {usage}")));
+        };
+        let label = (label, self.pos());
+        self.bump();
+        let mut lists: [Vec<(String, Pos)>; 2] = [Vec::new(), Vec::new()];
+        for (k, keyword) in ["atoms", "breaks"].into_iter().enumerate() {
+            match self.peek().clone() {
+                Tok::Rule(w) if w == keyword => {
+                    self.bump();
+                }
+                _ if k == 1 => break,
+                _ => return Err(self.expected(&format!("`{keyword}` in {usage}"))),
+            }
+            while let Tok::Term(n) = self.peek().clone() {
+                lists[k].push((n, self.pos()));
+                self.bump();
+            }
+            if lists[k].is_empty() {
+                return Err(self.expected(&format!("a terminal name after `{keyword}` in {usage}")));
+            }
+        }
+        self.end_of_line("`%ring_bonds`")?;
+        let [atoms, breaks] = lists;
+        Ok(Item::RingBonds(RingBondsItem {
+            pos,
+            label,
+            atoms,
+            breaks,
+        }))
     }
 
     fn import_name(&mut self) -> Result<(String, bool, Pos), GrammarError> {
