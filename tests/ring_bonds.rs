@@ -47,6 +47,17 @@ fn valid(base: &mut Checker, text: &str, rules: Rules) -> bool {
     base.accepts(text.as_bytes()) && rings_pair_up(text, rules)
 }
 
+/// A seeded generator (xorshift64): `next(n)` is a number below `n`.
+fn draws(seed: u64) -> impl FnMut(usize) -> usize {
+    let mut x = seed;
+    move |n| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        (x % n as u64) as usize
+    }
+}
+
 // ---- complete texts ------------------------------------------------------------------------
 
 const PIECES: [&str; 11] = ["C", "c", "[NH]", "1", "2", "%10", "=", "(", ")", ".", "Cl"];
@@ -131,13 +142,7 @@ fn holes_that_some_filling_completes_are_completable_and_completions_are_valid()
     let mut base = baseline();
     let mut checker = Checker::from_spec("smiles").unwrap();
     let (fillings, short) = (texts(3), texts(2));
-    let mut rng = 0x9e37_79b9_7f4a_7c15u64;
-    let mut next = move |n: usize| {
-        rng ^= rng << 13;
-        rng ^= rng >> 7;
-        rng ^= rng << 17;
-        (rng % n as u64) as usize
-    };
+    let mut next = draws(0x9e37_79b9_7f4a_7c15u64);
     let (mut completable, mut checked) = (0, 0);
     for _ in 0..150 {
         // Two chunks around one hole, or three around two, of up to three pieces each.
@@ -205,13 +210,7 @@ fn masks_hold_every_token_some_assignment_completes() {
     )
     .unwrap();
     let eos = WORDS.len() as TokenId;
-    let mut rng = 0x2545_f491_4f6c_dd1du64;
-    let mut next = move |n: usize| {
-        rng ^= rng << 13;
-        rng ^= rng >> 7;
-        rng ^= rng << 17;
-        (rng % n as u64) as usize
-    };
+    let mut next = draws(0x2545_f491_4f6c_dd1du64);
     let (mut exact_cases, mut positions) = (0, 0);
     for _ in 0..120 {
         // Four or five cells, each a word or masked (at least one masked), then the end.
