@@ -25,9 +25,11 @@ use lacuna::checker::{CheckVerdict, Checker};
 use lacuna::grammar::lark;
 use lacuna::vocab::{TokenId, Vocabulary};
 
+mod corpus;
 #[path = "common/smiles_rings.rs"]
 mod smiles_rings;
 
+use corpus::Rng;
 use smiles_rings::{rings_pair_up, Rules};
 
 const SMILES: &str = include_str!("../grammars/smiles.lark");
@@ -45,17 +47,6 @@ fn baseline() -> Checker {
 /// A valid SMILES under `rules`: grammatical, rings paired.
 fn valid(base: &mut Checker, text: &str, rules: Rules) -> bool {
     base.accepts(text.as_bytes()) && rings_pair_up(text, rules)
-}
-
-/// A seeded generator (xorshift64): `next(n)` is a number below `n`.
-fn draws(seed: u64) -> impl FnMut(usize) -> usize {
-    let mut x = seed;
-    move |n| {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        (x % n as u64) as usize
-    }
 }
 
 // ---- complete texts ------------------------------------------------------------------------
@@ -142,7 +133,8 @@ fn holes_that_some_filling_completes_are_completable_and_completions_are_valid()
     let mut base = baseline();
     let mut checker = Checker::from_spec("smiles").unwrap();
     let (fillings, short) = (texts(3), texts(2));
-    let mut next = draws(0x9e37_79b9_7f4a_7c15u64);
+    let mut rng = Rng(0x5EED_0101);
+    let mut next = |n: usize| rng.below(n);
     let (mut completable, mut checked) = (0, 0);
     for _ in 0..150 {
         // Two chunks around one hole, or three around two, of up to three pieces each.
@@ -210,7 +202,8 @@ fn masks_hold_every_token_some_assignment_completes() {
     )
     .unwrap();
     let eos = WORDS.len() as TokenId;
-    let mut next = draws(0x2545_f491_4f6c_dd1du64);
+    let mut rng = Rng(0x5EED_0102);
+    let mut next = |n: usize| rng.below(n);
     let (mut exact_cases, mut positions) = (0, 0);
     for _ in 0..120 {
         // Four or five cells, each a word or masked (at least one masked), then the end.

@@ -340,34 +340,22 @@ impl Checker {
                 continue;
             }
             out.checks += 1;
-            let verdict = self.check_placed(placement, text, kinds, hole, tokens[0]);
+            let verdict = match placement {
+                // The canvas was read already, so this check cannot fail; if it did, the
+                // effect would count as unknown, never as a guess.
+                Placement::Canvas(canvas, position) => self
+                    .check_tokens_in_place(&canvas.with(position, tokens[0]))
+                    .map_or(CheckVerdict::Unknown, |c| c.verdict),
+                Placement::Text => {
+                    let bytes = self.vocab().map(|v| v.bytes(tokens[0]).to_vec());
+                    let bytes = bytes.unwrap_or_default();
+                    self.check_placed_in_text(text, kinds, hole as usize, &bytes)
+                }
+            };
             work += self.searcher.stats().work;
             self.tally(out, verdict, tokens.iter().copied());
         }
         Ok(())
-    }
-
-    /// Whether the canvas (or text) with `id` in the open position is completable.
-    fn check_placed(
-        &mut self,
-        placement: Placement<'_>,
-        text: &HoleyText,
-        kinds: &[HoleKind],
-        hole: u32,
-        id: TokenId,
-    ) -> CheckVerdict {
-        match placement {
-            // The canvas was read already, so this check cannot fail; if it did, the effect
-            // would count as unknown, never as a guess.
-            Placement::Canvas(canvas, position) => self
-                .check_tokens_in_place(&canvas.with(position, id))
-                .map_or(CheckVerdict::Unknown, |c| c.verdict),
-            Placement::Text => {
-                let bytes = self.vocab().map(|v| v.bytes(id).to_vec());
-                let bytes = bytes.unwrap_or_default();
-                self.check_placed_in_text(text, kinds, hole as usize, &bytes)
-            }
-        }
     }
 
     /// The paths of `marks` (through the open hole of `dfa`, the marked automaton of `text`)

@@ -40,6 +40,8 @@ pub struct RingBonds {
     breaks: Vec<TerminalId>,
     /// Each label's text.
     texts: Vec<Vec<u8>>,
+    /// The bytes a label's text starts with: at any other byte of a chunk none starts.
+    starts: [bool; 256],
 }
 
 impl RingBonds {
@@ -67,6 +69,10 @@ impl RingBonds {
         for chunk in chunks {
             let mut i = 0;
             while i < chunk.len() {
+                if !self.starts[chunk[i] as usize] {
+                    i += 1;
+                    continue;
+                }
                 let longest = self
                     .texts
                     .iter()
@@ -161,11 +167,16 @@ pub fn with_ring_bonds(
     for &t in &labels {
         b.rule(any_label, vec![Symbol::T(t)]);
     }
+    let mut starts = [false; 256];
+    texts
+        .iter()
+        .for_each(|t| starts[t.as_bytes()[0] as usize] = true);
     b.set_ring_bonds(RingBonds {
         labels,
         atoms: atom_ids,
         breaks: break_ids,
         texts: texts.iter().map(|t| t.as_bytes().to_vec()).collect(),
+        starts,
     });
     b.build(g.start())
 }

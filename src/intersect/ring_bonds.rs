@@ -37,21 +37,21 @@ use crate::grammar::{RingBonds, TerminalId};
 const CLOSED: u8 = 0;
 const OPEN_HERE: u8 = 1;
 const OPEN_BEFORE: u8 = 2;
-#[allow(dead_code)] // Named for the docs: reached through the bit arithmetic of `after_atom`.
 const OPEN_BONDED: u8 = 3;
 const LOW_BITS: u64 = 0x5555_5555_5555_5555;
 
 /// The most labels tracked (two bits each in a [`Labels`]).
 const MAX_TRACKED: usize = 128;
 
-/// A loose group's state where only the parity of its lexemes is kept: odd (even is 0).
-const LOOSE_ODD: u32 = 4;
+/// The loose group's state where only the parity of its lexemes is kept: odd (even is 0).
+const LOOSE_ODD: u8 = 4;
 
-/// The states of the tracked labels (two bits each) and of the loose groups (three bits each).
+/// The states of the tracked labels (two bits each) and of the loose group (in a strict
+/// product one open label's state as a tracked label's; else [`LOOSE_ODD`] or 0).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 struct Labels {
     tracked: [u64; MAX_TRACKED * 2 / 64],
-    loose: u128,
+    loose: u8,
 }
 
 impl Labels {
@@ -64,68 +64,52 @@ impl Labels {
         *w = (*w & !(3 << ((i % 32) * 2))) | ((v as u64) << ((i % 32) * 2));
     }
 
-    fn group(&self, g: usize) -> u32 {
-        ((self.loose >> (3 * g)) & 7) as u32
-    }
-
-    fn with_group(&self, g: usize, v: u32) -> Labels {
-        Labels {
-            loose: (self.loose & !(7 << (3 * g))) | ((v as u128) << (3 * g)),
-            ..*self
-        }
-    }
-
     /// After an atom: a label open on the last atom is open on the one bonded to it
     /// (`OPEN_HERE` 01 → `OPEN_BONDED` 11), and one open on that atom is now further back
-    /// (11 → `OPEN_BEFORE` 10); a loose group with one label open moves alike.
-    fn after_atom(&self, groups: usize) -> Labels {
+    /// (11 → `OPEN_BEFORE` 10); the loose group's one open label moves alike.
+    fn after_atom(&self) -> Labels {
         let mut out = *self;
         for w in &mut out.tracked {
             let (low, high) = (*w & LOW_BITS, (*w >> 1) & LOW_BITS);
             let (here, bonded) = (low & !high, low & high);
             *w = (*w | (here << 1)) & !bonded;
         }
-        for g in 0..groups {
-            let v = match out.group(g) {
-                1 => 3,
-                3 => 2,
-                v => v,
-            };
-            out = out.with_group(g, v);
-        }
+        out.loose = match out.loose {
+            OPEN_HERE => OPEN_BONDED,
+            OPEN_BONDED => OPEN_BEFORE,
+            v => v,
+        };
         out
     }
 
     /// After a break (the next atom bonds elsewhere): every open label may close on it
     /// (01 and 11 → 10).
-    fn after_break(&self, groups: usize) -> Labels {
+    fn after_break(&self) -> Labels {
         let mut out = *self;
         for w in &mut out.tracked {
             let low = *w & LOW_BITS;
             *w = (*w & !low) | (low << 1);
         }
-        for g in 0..groups {
-            if matches!(out.group(g), 1 | 3) {
-                out = out.with_group(g, 2);
-            }
+        if matches!(out.loose, OPEN_HERE | OPEN_BONDED) {
+            out.loose = OPEN_BEFORE;
         }
         out
     }
 
-    /// What a lexeme of the loose group `g` may leave. In a `strict` product the group holds
-    /// at most one open label, in the tracked labels' states, so every word it accepts can be
+    /// What a lexeme of the loose group may leave. In a `strict` product the group holds at
+    /// most one open label, in the tracked labels' states, so every word it accepts can be
     /// labelled. Otherwise only the parity of the group's lexemes is kept: every word that
-    /// some labelling makes valid is accepted (and more).
-    fn loose_successors(&self, g: usize, strict: bool) -> Option<Labels> {
-        // (A `Closing` product writes no loose label in a hole: see `RingProduct::new`.)
-        let next = match (self.group(g), strict) {
-            (0, true) => 1,
-            (2, true) => 0,
+    /// some labelling makes valid is accepted (and more). (A `Closing` product writes no loose
+    /// label in a hole: see `RingProduct::new`.)
+    fn loose_successor(&self, strict: bool) -> Option<Labels> {
+        let loose = match (self.loose, strict) {
+            (CLOSED, true) => OPEN_HERE,
+            (OPEN_BEFORE, true) => CLOSED,
             (_, true) => return None,
-            (LOOSE_ODD, false) => 0,
+            (LOOSE_ODD, false) => CLOSED,
             (_, false) => LOOSE_ODD,
         };
-        Some(self.with_group(g, next))
+        Some(Labels { loose, ..*self })
     }
 
     fn all_closed(&self) -> bool {
@@ -138,8 +122,8 @@ impl Labels {
 enum LabelRole {
     /// A label told apart from the others: index into [`Labels::tracked`].
     Tracked(usize),
-    /// A label of loose group `g`.
-    Loose(usize),
+    /// A label of the loose group.
+    Loose,
 }
 
 /// What the product accepts (see [`RingProduct::new`]).
@@ -168,8 +152,8 @@ pub struct RingProduct {
     pub dfa: LexemeDfa,
     /// The ε-edges of the product, each with the ε-edge of the original it copies.
     epsilons: Vec<((StateId, StateId), (StateId, StateId))>,
-    /// Each loose group's labels.
-    loose: Vec<Vec<TerminalId>>,
+    /// The loose group's labels.
+    loose: Vec<TerminalId>,
     /// The original state of each product state.
     origin: Vec<StateId>,
     /// The labels (bits by index into the constraint's labels) on the original's edges
@@ -218,18 +202,17 @@ impl RingProduct {
         }
         // The mentioned labels are tracked; the others form the loose group.
         let mut role: HashMap<TerminalId, LabelRole> = HashMap::new();
-        let mut pool: Vec<TerminalId> = Vec::new();
+        let mut loose: Vec<TerminalId> = Vec::new();
         let mut tracked = 0usize;
         for (l, &t) in rb.labels().iter().enumerate() {
             if mentioned >> l & 1 == 1 {
                 role.insert(t, LabelRole::Tracked(tracked));
                 tracked += 1;
             } else {
-                role.insert(t, LabelRole::Loose(0));
-                pool.push(t);
+                role.insert(t, LabelRole::Loose);
+                loose.push(t);
             }
         }
-        let loose = vec![pool];
 
         let mut ids: HashMap<(StateId, Labels), StateId> = HashMap::new();
         let mut states: Vec<(StateId, Labels)> = Vec::new();
@@ -243,9 +226,9 @@ impl RingProduct {
         let mut edges: Vec<Edge> = Vec::new();
         let mut epsilons = Vec::new();
         let mut accepting = Vec::new();
-        // A loose group's edges between the same two states are one edge of the product, the
+        // The loose group's edges between the same two states are one edge of the product, the
         // cheapest (a completion writes `1` rather than `%10`).
-        let mut loose_edges: Vec<(usize, Edge)> = Vec::new();
+        let mut loose_edges: Vec<Edge> = Vec::new();
         let mut next = 0usize;
         while next < states.len() {
             if states.len() > max_states {
@@ -279,27 +262,24 @@ impl RingProduct {
                         }
                         _ => continue,
                     },
-                    Some(&LabelRole::Loose(_)) if closing && e.cost > 0 => continue,
-                    Some(&LabelRole::Loose(g)) => {
-                        match loose_edges
-                            .iter_mut()
-                            .find(|(h, f)| *h == g && f.to == e.to)
-                        {
-                            Some((_, f)) if f.cost <= e.cost => {}
-                            Some((_, f)) => *f = e,
-                            None => loose_edges.push((g, e)),
+                    Some(LabelRole::Loose) if closing && e.cost > 0 => continue,
+                    Some(LabelRole::Loose) => {
+                        match loose_edges.iter_mut().find(|f| f.to == e.to) {
+                            Some(f) if f.cost <= e.cost => {}
+                            Some(f) => *f = e,
+                            None => loose_edges.push(e),
                         }
                         continue;
                     }
-                    None if is_atom(e.terminal) => labels.after_atom(loose.len()),
-                    None if is_break(e.terminal) => labels.after_break(loose.len()),
+                    None if is_atom(e.terminal) => labels.after_atom(),
+                    None if is_break(e.terminal) => labels.after_break(),
                     None => labels,
                 };
                 let to = intern(e.to, after, &mut states);
                 edges.push(Edge { from, to, ..e });
             }
-            for &(g, e) in &loose_edges {
-                if let Some(after) = labels.loose_successors(g, strict) {
+            for &e in &loose_edges {
+                if let Some(after) = labels.loose_successor(strict) {
                     let to = intern(e.to, after, &mut states);
                     edges.push(Edge { from, to, ..e });
                 }
@@ -347,60 +327,59 @@ impl RingProduct {
     /// `lexemes`, their terminals) a label of its group that the original automaton has
     /// between the same states, so that the labels pair up as the constraint says (each
     /// closes on a later atom, not the next one unless a break came between); `false` if this
-    /// finds no such labelling (the product keeps only the groups' parity).
+    /// finds no such labelling (the product keeps only the group's parity).
     pub fn relabel(&self, edges: &[u32], lexemes: &mut [TerminalId]) -> bool {
-        for group in &self.loose {
-            // The group's lexemes on each atom, and whether a break came before the atom.
-            let mut atoms: Vec<AtomOps> = vec![AtomOps::default()];
-            for (i, &t) in lexemes.iter().enumerate() {
-                if self.atoms.contains(&t) {
-                    atoms.push(AtomOps::default());
-                } else if self.breaks.contains(&t) {
-                    // The next atom is not bonded to this one.
-                    atoms.push(AtomOps {
-                        ops: Vec::new(),
-                        broken: true,
-                    });
-                } else if group.contains(&t) {
-                    atoms.last_mut().expect("one at least").ops.push(i);
-                }
+        let group = &self.loose;
+        // The group's lexemes on each atom, and whether a break came before the atom.
+        let mut atoms: Vec<AtomOps> = vec![AtomOps::default()];
+        for (i, &t) in lexemes.iter().enumerate() {
+            if self.atoms.contains(&t) {
+                atoms.push(AtomOps::default());
+            } else if self.breaks.contains(&t) {
+                // The next atom is not bonded to this one.
+                atoms.push(AtomOps {
+                    ops: Vec::new(),
+                    broken: true,
+                });
+            } else if group.contains(&t) {
+                atoms.last_mut().expect("one at least").ops.push(i);
             }
-            let Some(closes) = pairing(&atoms, group.len()) else {
-                return false;
-            };
-            // The labels the original automaton allows at position i (in the group).
-            let allowed = |i: usize| -> u128 {
-                let e = self.dfa.edge(edges[i]);
-                let (from, to) = (self.origin[e.from as usize], self.origin[e.to as usize]);
-                self.labels_between.get(&(from, to)).copied().unwrap_or(0)
-            };
-            let index = |t: TerminalId| self.label_of[&t];
-            // Labels that may close now; those opened on the last atom (bonded to this one
-            // unless a break came between); the closed ones.
-            let (mut closable, mut last): (Vec<TerminalId>, Vec<TerminalId>) = Default::default();
-            let mut free: Vec<TerminalId> = group.clone();
-            for (atom, &x) in atoms.iter().zip(&closes) {
-                if atom.broken {
-                    closable.append(&mut last);
-                }
-                let mut opened = Vec::new();
-                for (k, &i) in atom.ops.iter().enumerate() {
-                    let ok = allowed(i);
-                    let pool = if k < x { &mut closable } else { &mut free };
-                    let Some(at) = pool.iter().position(|&t| ok >> index(t) & 1 == 1) else {
-                        return false;
-                    };
-                    let label = pool.remove(at);
-                    if k < x {
-                        free.push(label);
-                    } else {
-                        opened.push(label);
-                    }
-                    lexemes[i] = label;
-                }
+        }
+        let Some(closes) = pairing(&atoms, group.len()) else {
+            return false;
+        };
+        // The labels the original automaton allows at position i (in the group).
+        let allowed = |i: usize| -> u128 {
+            let e = self.dfa.edge(edges[i]);
+            let (from, to) = (self.origin[e.from as usize], self.origin[e.to as usize]);
+            self.labels_between.get(&(from, to)).copied().unwrap_or(0)
+        };
+        let index = |t: TerminalId| self.label_of[&t];
+        // Labels that may close now; those opened on the last atom (bonded to this one
+        // unless a break came between); the closed ones.
+        let (mut closable, mut last): (Vec<TerminalId>, Vec<TerminalId>) = Default::default();
+        let mut free: Vec<TerminalId> = group.clone();
+        for (atom, &x) in atoms.iter().zip(&closes) {
+            if atom.broken {
                 closable.append(&mut last);
-                last = opened;
             }
+            let mut opened = Vec::new();
+            for (k, &i) in atom.ops.iter().enumerate() {
+                let ok = allowed(i);
+                let pool = if k < x { &mut closable } else { &mut free };
+                let Some(at) = pool.iter().position(|&t| ok >> index(t) & 1 == 1) else {
+                    return false;
+                };
+                let label = pool.remove(at);
+                if k < x {
+                    free.push(label);
+                } else {
+                    opened.push(label);
+                }
+                lexemes[i] = label;
+            }
+            closable.append(&mut last);
+            last = opened;
         }
         true
     }
