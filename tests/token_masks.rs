@@ -300,7 +300,9 @@ fn walk(checker: &mut Checker, mut canvas: TokenCanvas, rng: &mut Rng) -> (WalkE
         assert_ne!(
             checker.check_tokens(&canvas).unwrap().verdict,
             CheckVerdict::NotCompletable,
-            "placing an id of the mask keeps the canvas completable"
+            "placing id {id} ({:?}) of the mask at {p} keeps the canvas completable: {}",
+            String::from_utf8_lossy(vocab.bytes(id)),
+            shown(&canvas, &vocab)
         );
     }
     let mut out = Vec::new();
@@ -314,6 +316,20 @@ fn walk(checker: &mut Checker, mut canvas: TokenCanvas, rng: &mut Rng) -> (WalkE
         WalkEnd::Output(String::from_utf8_lossy(&out).into_owned()),
         unknown,
     )
+}
+
+/// `canvas` as text, `□` for a masked position and `|` between tokens.
+fn shown(canvas: &TokenCanvas, vocab: &Vocabulary) -> String {
+    let cells: Vec<String> = canvas
+        .cells
+        .iter()
+        .map(|c| {
+            c.map_or("□".into(), |id| {
+                String::from_utf8_lossy(vocab.bytes(id)).into()
+            })
+        })
+        .collect();
+    cells.join("|")
 }
 
 /// Runs `n` walks over canvases of `len` masked positions after `prefix` (ids of `vocab`):

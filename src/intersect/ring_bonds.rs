@@ -11,16 +11,19 @@
 //!
 //! Inside a hole every label can be written, and 100 labels would make 4¹⁰⁰ label states. So
 //! only the labels the canvas's chunks mention are tracked one by one; the others form one
-//! *loose group*, of which the product keeps only the parity of its label lexemes (each label
-//! occurs an even number of times, so their total is even). That is necessary, not
-//! sufficient (`C12` alone has two), so where a completion needs a ring whose label no chunk
-//! mentions the product may accept a word no labelling makes valid: the check can say
-//! *completable* where it is not, never the reverse. Text without holes mentions every label it
-//! holds: there the check is exact, and so is the check of a canvas for the labels of its
-//! placed tokens; a mask judges a token that writes an unmentioned label by its parity (see
-//! DESIGN.md, *Ring bonds*). A completion searches a *strict* product first, where the loose
-//! group holds at most one open label at a time and every word can be labelled
-//! ([`RingProduct::relabel`]).
+//! *loose group*, alike to each other as far as the chunks go. A product can count the group's
+//! open labels by state (on the last atom, on the atom bonded to it, further back) up to a
+//! bound and keep only the parity of its lexemes past it (each label occurs an even number of
+//! times: necessary, not sufficient, `C12` alone is even). Checks and masks keep the parity only
+//! ([`MAX_LOOSE_OPEN`]): they may say *completable* where no labelling pairs the rings, never
+//! the reverse. Text without holes mentions every label it holds: there the check is exact, and
+//! so is the check of a canvas for the labels of its placed tokens; a mask judges a token that
+//! writes an unmentioned label by its parity (see DESIGN.md, *Ring bonds*).
+//!
+//! A completion must label its witness ([`RingProduct::relabel`]), so it searches a *closing*
+//! product first, then a *strict* one (at most one loose label open, counted), then the parity
+//! one; in the first two, a label a chunk forces (`%` ending a hole, then `51`) is told apart
+//! in a *slot*, as a tracked label is, since no other label of the group may stand there.
 //!
 //! Labels are told apart by text rather than by the automaton's structure on purpose: a token
 //! hole's automaton tells the digits apart (the lexer's state after `1` is not its state after
@@ -43,15 +46,97 @@ const LOW_BITS: u64 = 0x5555_5555_5555_5555;
 /// The most labels tracked (two bits each in a [`Labels`]).
 const MAX_TRACKED: usize = 128;
 
-/// The loose group's state where only the parity of its lexemes is kept: odd (even is 0).
-const LOOSE_ODD: u8 = 4;
+/// The most loose labels a [`ProductMode::Loose`] product (checks and masks) counts open at
+/// once; past it only the parity of the group's lexemes is kept ([`LooseCount::EVEN`],
+/// [`LooseCount::ODD`]). Counting one (3 counts and 2 parities, against 2 parities) made a
+/// SMILES mask in the middle of 40 masked positions of the embedded model's vocabulary run
+/// into its 2 s limit (21 ms with parity only), so checks and masks keep parity only; the
+/// strict products of completions count one and refuse more.
+const MAX_LOOSE_OPEN: u8 = 0;
 
-/// The states of the tracked labels (two bits each) and of the loose group (in a strict
-/// product one open label's state as a tracked label's; else [`LOOSE_ODD`] or 0).
+/// The loose group's open labels, counted by state: the labels of the group are alike to
+/// the canvas's chunks (none mentions them), so which ones are open matters less than how
+/// many are open on the last atom, on the atom bonded to it, and further back (only those
+/// may close). Past the count, only the parity of its lexemes (each label occurs an even
+/// number of times): necessary, not sufficient.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+struct LooseCount {
+    here: u8,
+    bonded: u8,
+    before: u8,
+}
+
+impl LooseCount {
+    /// An even number of the group's lexemes so far, uncounted.
+    const EVEN: LooseCount = LooseCount {
+        here: u8::MAX,
+        bonded: u8::MAX,
+        before: 0,
+    };
+    /// An odd number, uncounted.
+    const ODD: LooseCount = LooseCount {
+        here: u8::MAX,
+        bonded: u8::MAX,
+        before: 1,
+    };
+
+    fn is_parity(&self) -> bool {
+        self.here == u8::MAX
+    }
+
+    /// With `n` more lexemes (parity only).
+    fn flipped(&self, n: u8) -> LooseCount {
+        if (self.before + n).is_multiple_of(2) {
+            LooseCount::EVEN
+        } else {
+            LooseCount::ODD
+        }
+    }
+
+    /// The parity state for `n` open labels.
+    fn parity_of(n: u8) -> LooseCount {
+        LooseCount::EVEN.flipped(n)
+    }
+
+    fn open(&self) -> u8 {
+        self.here + self.bonded + self.before
+    }
+}
+
+/// How a product counts the loose group: at most `max_open` open at once, and past that
+/// either its parity kept (`parity`) or the word refused.
+#[derive(Clone, Copy, Debug)]
+struct LooseRule {
+    max_open: u8,
+    parity: bool,
+}
+
+/// The most labels of the loose group a product tells apart by their text at once (see
+/// [`Labels::slots`]); past it they are counted with the group.
+const MAX_SLOTS: usize = 4;
+
+/// An unused slot.
+const NO_SLOT: u8 = u8::MAX;
+
+/// The states of the tracked labels (two bits each), of the loose group's labels told apart
+/// for now, and the loose group's count.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 struct Labels {
     tracked: [u64; MAX_TRACKED * 2 / 64],
-    loose: u8,
+    /// Labels of the loose group a chunk's text forces (`%` ending a hole, then `51`), each
+    /// with its state, in a completion's products; sorted by label, unused ones last.
+    slots: [(u8, u8); MAX_SLOTS],
+    loose: LooseCount,
+}
+
+impl Default for Labels {
+    fn default() -> Labels {
+        Labels {
+            tracked: Default::default(),
+            slots: [(NO_SLOT, CLOSED); MAX_SLOTS],
+            loose: LooseCount::default(),
+        }
+    }
 }
 
 impl Labels {
@@ -66,7 +151,7 @@ impl Labels {
 
     /// After an atom: a label open on the last atom is open on the one bonded to it
     /// (`OPEN_HERE` 01 → `OPEN_BONDED` 11), and one open on that atom is now further back
-    /// (11 → `OPEN_BEFORE` 10); the loose group's one open label moves alike.
+    /// (11 → `OPEN_BEFORE` 10); the loose group's counts move alike.
     fn after_atom(&self) -> Labels {
         let mut out = *self;
         for w in &mut out.tracked {
@@ -74,11 +159,21 @@ impl Labels {
             let (here, bonded) = (low & !high, low & high);
             *w = (*w | (here << 1)) & !bonded;
         }
-        out.loose = match out.loose {
-            OPEN_HERE => OPEN_BONDED,
-            OPEN_BONDED => OPEN_BEFORE,
-            v => v,
-        };
+        for slot in &mut out.slots {
+            slot.1 = match slot.1 {
+                OPEN_HERE => OPEN_BONDED,
+                OPEN_BONDED => OPEN_BEFORE,
+                v => v,
+            };
+        }
+        let l = self.loose;
+        if !l.is_parity() {
+            out.loose = LooseCount {
+                here: 0,
+                bonded: l.here,
+                before: l.before + l.bonded,
+            };
+        }
         out
     }
 
@@ -90,30 +185,103 @@ impl Labels {
             let low = *w & LOW_BITS;
             *w = (*w & !low) | (low << 1);
         }
-        if matches!(out.loose, OPEN_HERE | OPEN_BONDED) {
-            out.loose = OPEN_BEFORE;
+        for slot in &mut out.slots {
+            if slot.1 != CLOSED {
+                slot.1 = OPEN_BEFORE;
+            }
+        }
+        let l = self.loose;
+        if !l.is_parity() {
+            out.loose = LooseCount {
+                here: 0,
+                bonded: 0,
+                before: l.open(),
+            };
         }
         out
     }
 
-    /// What a lexeme of the loose group may leave. In a `strict` product the group holds at
-    /// most one open label, in the tracked labels' states, so every word it accepts can be
-    /// labelled. Otherwise only the parity of the group's lexemes is kept: every word that
-    /// some labelling makes valid is accepted (and more). (A `Closing` product writes no loose
-    /// label in a hole: see `RingProduct::new`.)
-    fn loose_successor(&self, strict: bool) -> Option<Labels> {
-        let loose = match (self.loose, strict) {
-            (CLOSED, true) => OPEN_HERE,
-            (OPEN_BEFORE, true) => CLOSED,
-            (_, true) => return None,
-            (LOOSE_ODD, false) => CLOSED,
-            (_, false) => LOOSE_ODD,
+    /// What a lexeme of the loose group (`group` labels in all) may leave: one more open on
+    /// this atom, or one fewer open from further back (past the count, the other parity).
+    /// Every word some labelling makes valid is accepted, as the group's labels are alike;
+    /// and every word accepted within the count has a labelling by count
+    /// ([`RingProduct::relabel`]).
+    fn loose_successors(&self, rule: LooseRule, group: usize) -> [Option<Labels>; 2] {
+        let l = self.loose;
+        let with = |loose| Some(Labels { loose, ..*self });
+        if l.is_parity() {
+            return [with(l.flipped(1)), None];
+        }
+        let opened = if (l.open() as usize) >= group {
+            None
+        } else if l.open() < rule.max_open {
+            with(LooseCount {
+                here: l.here + 1,
+                ..l
+            })
+        } else if rule.parity {
+            with(LooseCount::parity_of(l.open() + 1))
+        } else {
+            None
         };
-        Some(Labels { loose, ..*self })
+        let closed = match l.before {
+            0 => None,
+            n => with(LooseCount { before: n - 1, ..l }),
+        };
+        [opened, closed]
     }
 
+    /// What a lexeme of the loose group whose label `x` has no slot may leave where its text
+    /// is known: `x` opened in a new slot (counted where none is free), or one of the
+    /// counted labels closed (it was `x`).
+    fn first_met(&self, x: u8, rule: LooseRule, group: usize) -> [Option<Labels>; 2] {
+        let opened = self
+            .with_slot(x, OPEN_HERE)
+            .or_else(|| self.loose_successors(rule, group)[0]);
+        let closed = match self.loose {
+            l if l.is_parity() => Some(l.flipped(1)),
+            l if l.before > 0 => Some(LooseCount {
+                before: l.before - 1,
+                ..l
+            }),
+            _ => None,
+        };
+        [opened, closed.map(|loose| Labels { loose, ..*self })]
+    }
+
+    /// Whether the labels may all be closed: every tracked one and every slot closed, and
+    /// the loose group empty (or even).
     fn all_closed(&self) -> bool {
-        self.loose == 0 && self.tracked.iter().all(|&w| w == 0)
+        (self.loose == LooseCount::default() || self.loose == LooseCount::EVEN)
+            && self.tracked.iter().all(|&w| w == 0)
+            && self.slots.iter().all(|&(_, v)| v == CLOSED)
+    }
+
+    /// The state of label `x`'s slot, if it has one.
+    fn slot(&self, x: u8) -> Option<u8> {
+        self.slots.iter().find(|s| s.0 == x).map(|s| s.1)
+    }
+
+    /// With label `x`'s slot in state `v` (made if it has none, freed if closed); `None` if
+    /// every slot is used.
+    fn with_slot(&self, x: u8, v: u8) -> Option<Labels> {
+        let mut out = *self;
+        match out.slots.iter().position(|s| s.0 == x) {
+            Some(i) => out.slots[i].1 = v,
+            None => {
+                let free = out.slots.iter().position(|s| s.0 == NO_SLOT)?;
+                out.slots[free] = (x, v);
+            }
+        }
+        if v == CLOSED {
+            for s in &mut out.slots {
+                if s.0 == x {
+                    *s = (NO_SLOT, CLOSED);
+                }
+            }
+        }
+        out.slots.sort_unstable();
+        Some(out)
     }
 }
 
@@ -156,6 +324,10 @@ pub struct RingProduct {
     loose: Vec<TerminalId>,
     /// The original state of each product state.
     origin: Vec<StateId>,
+    /// The loose group's slots and count in each product state.
+    loose_states: Vec<([(u8, u8); MAX_SLOTS], LooseCount)>,
+    /// The constraint's labels.
+    labels: Vec<TerminalId>,
     /// The labels (bits by index into the constraint's labels) on the original's edges
     /// between two states.
     labels_between: HashMap<(StateId, StateId), u128>,
@@ -175,7 +347,16 @@ impl RingProduct {
         max_states: usize,
         mode: ProductMode,
     ) -> Result<Option<RingProduct>, ProductTooLarge> {
-        let strict = mode != ProductMode::Loose;
+        let rule = match mode {
+            ProductMode::Loose => LooseRule {
+                max_open: MAX_LOOSE_OPEN,
+                parity: true,
+            },
+            ProductMode::Strict | ProductMode::Closing => LooseRule {
+                max_open: 1,
+                parity: false,
+            },
+        };
         let closing = mode == ProductMode::Closing;
         let label_of: HashMap<TerminalId, usize> = rb
             .labels()
@@ -200,6 +381,23 @@ impl RingProduct {
                 *labels_between.entry((e.from, e.to)).or_default() |= 1 << l;
             }
         }
+        // A lexeme between two states where the automaton writes one label of the loose
+        // group only: its text is known (a chunk forces it: `%` in a hole, then `51`). Told
+        // apart in completions, which must label their words.
+        let loose_bits: u128 = rb
+            .labels()
+            .iter()
+            .enumerate()
+            .filter(|&(l, _)| mentioned >> l & 1 == 0)
+            .fold(0, |b, (l, _)| b | 1 << l);
+        // (Only where the holes are text: a token hole's automaton tells every digit apart,
+        // so every label there would look forced.)
+        let forced = |q: StateId, r: StateId| {
+            mode != ProductMode::Loose
+                && labels_between
+                    .get(&(q, r))
+                    .is_some_and(|&b| (b & loose_bits).count_ones() == 1)
+        };
         // The mentioned labels are tracked; the others form the loose group.
         let mut role: HashMap<TerminalId, LabelRole> = HashMap::new();
         let mut loose: Vec<TerminalId> = Vec::new();
@@ -222,7 +420,12 @@ impl RingProduct {
                 (states.len() - 1) as StateId
             })
         };
-        let start = intern(dfa.start(), Labels::default(), &mut states);
+        let mut first = Labels::default();
+        if rule.max_open == 0 && rule.parity {
+            // Nothing counted: the group's parity from the start, one state fewer.
+            first.loose = LooseCount::EVEN;
+        }
+        let start = intern(dfa.start(), first, &mut states);
         let mut edges: Vec<Edge> = Vec::new();
         let mut epsilons = Vec::new();
         let mut accepting = Vec::new();
@@ -262,14 +465,38 @@ impl RingProduct {
                         }
                         _ => continue,
                     },
-                    Some(LabelRole::Loose) if closing && e.cost > 0 => continue,
                     Some(LabelRole::Loose) => {
-                        match loose_edges.iter_mut().find(|f| f.to == e.to) {
-                            Some(f) if f.cost <= e.cost => {}
-                            Some(f) => *f = e,
-                            None => loose_edges.push(e),
+                        let x = label_of[&e.terminal] as u8;
+                        let in_hole = closing && e.cost > 0;
+                        if let Some(v) = labels.slot(x) {
+                            // Its text is known: as a tracked label's.
+                            let next = match v {
+                                CLOSED if !in_hole => OPEN_HERE,
+                                OPEN_BEFORE => CLOSED,
+                                _ => continue,
+                            };
+                            match labels.with_slot(x, next) {
+                                Some(after) => after,
+                                None => continue,
+                            }
+                        } else if in_hole {
+                            continue;
+                        } else if forced(q, e.to) {
+                            for after in
+                                labels.first_met(x, rule, loose.len()).into_iter().flatten()
+                            {
+                                let to = intern(e.to, after, &mut states);
+                                edges.push(Edge { from, to, ..e });
+                            }
+                            continue;
+                        } else {
+                            match loose_edges.iter_mut().find(|f| f.to == e.to) {
+                                Some(f) if f.cost <= e.cost => {}
+                                Some(f) => *f = e,
+                                None => loose_edges.push(e),
+                            }
+                            continue;
                         }
-                        continue;
                     }
                     None if is_atom(e.terminal) => labels.after_atom(),
                     None if is_break(e.terminal) => labels.after_break(),
@@ -279,7 +506,11 @@ impl RingProduct {
                 edges.push(Edge { from, to, ..e });
             }
             for &e in &loose_edges {
-                if let Some(after) = labels.loose_successor(strict) {
+                for after in labels
+                    .loose_successors(rule, loose.len())
+                    .into_iter()
+                    .flatten()
+                {
                     let to = intern(e.to, after, &mut states);
                     edges.push(Edge { from, to, ..e });
                 }
@@ -287,6 +518,7 @@ impl RingProduct {
         }
         let eps: Vec<(StateId, StateId)> = epsilons.iter().map(|&(p, _)| p).collect();
         let origin = states.iter().map(|&(q, _)| q).collect();
+        let loose_states = states.iter().map(|&(_, l)| (l.slots, l.loose)).collect();
         let dfa = LexemeDfa::with_epsilons(states.len(), start, &accepting, edges, &eps)
             .map_err(|_| ProductTooLarge)?;
         Ok(Some(RingProduct {
@@ -294,6 +526,8 @@ impl RingProduct {
             epsilons,
             loose,
             origin,
+            loose_states,
+            labels: rb.labels().to_vec(),
             labels_between,
             label_of,
             atoms: rb.atoms().to_vec(),
@@ -326,109 +560,165 @@ impl RingProduct {
     /// Gives each loose label lexeme of a word of the product (`edges`, its edges, and
     /// `lexemes`, their terminals) a label of its group that the original automaton has
     /// between the same states, so that the labels pair up as the constraint says (each
-    /// closes on a later atom, not the next one unless a break came between); `false` if this
-    /// finds no such labelling (the product keeps only the group's parity).
+    /// closes on a later atom, not the next one unless a break came between); `false` if no
+    /// labelling is found within [`RELABEL_BUDGET`] choices.
+    ///
+    /// The product's counts say which lexemes open a label and which close one (both are
+    /// tried where the group was past its count); which label each one is, is searched depth
+    /// first, trying one label of each kind (labels the same edges allow are alike).
     pub fn relabel(&self, edges: &[u32], lexemes: &mut [TerminalId]) -> bool {
-        let group = &self.loose;
-        // The group's lexemes on each atom, and whether a break came before the atom.
-        let mut atoms: Vec<AtomOps> = vec![AtomOps::default()];
+        let group_bits: u128 = self.loose.iter().fold(0, |b, t| b | 1 << self.label_of[t]);
+        let mut steps: Vec<Step> = Vec::new();
+        let mut ops: Vec<(usize, u128)> = Vec::new();
         for (i, &t) in lexemes.iter().enumerate() {
             if self.atoms.contains(&t) {
-                atoms.push(AtomOps::default());
+                steps.push(Step::Atom);
             } else if self.breaks.contains(&t) {
-                // The next atom is not bonded to this one.
-                atoms.push(AtomOps {
-                    ops: Vec::new(),
-                    broken: true,
-                });
-            } else if group.contains(&t) {
-                atoms.last_mut().expect("one at least").ops.push(i);
+                steps.push(Step::Break);
+            } else if self.loose.contains(&t) {
+                let e = self.dfa.edge(edges[i]);
+                let (from, to) = (self.origin[e.from as usize], self.origin[e.to as usize]);
+                let mut allowed = self.labels_between.get(&(from, to)).copied().unwrap_or(0);
+                let (a, b) = (
+                    self.loose_states[e.from as usize],
+                    self.loose_states[e.to as usize],
+                );
+                let x = self.label_of[&t];
+                let kind = if a.0 != b.0 || a.0.iter().any(|s| s.0 as usize == x) {
+                    // A slot's label: its text is the lexeme's.
+                    allowed &= 1 << x;
+                    OpKind::Either
+                } else if a.1.is_parity() || b.1.is_parity() {
+                    OpKind::Either
+                } else if b.1.here > a.1.here {
+                    OpKind::Open
+                } else {
+                    OpKind::Close
+                };
+                steps.push(Step::Label(ops.len(), kind));
+                ops.push((i, allowed & group_bits));
             }
         }
-        let Some(closes) = pairing(&atoms, group.len()) else {
+        // Labels allowed on the same lexemes are alike: one of each kind is tried.
+        let mut kinds: HashMap<Vec<bool>, usize> = HashMap::new();
+        let mut kind_of = [usize::MAX; MAX_TRACKED];
+        for &t in &self.loose {
+            let l = self.label_of[&t];
+            let column: Vec<bool> = ops.iter().map(|&(_, a)| a >> l & 1 == 1).collect();
+            let next = kinds.len();
+            kind_of[l] = *kinds.entry(column).or_insert(next);
+        }
+        if ops.len() > RELABEL_BUDGET {
             return false;
+        }
+        let mut search = LabelSearch {
+            steps: &steps,
+            ops: &ops,
+            kind_of: &kind_of,
+            chosen: vec![0; ops.len()],
+            budget: RELABEL_BUDGET,
         };
-        // The labels the original automaton allows at position i (in the group).
-        let allowed = |i: usize| -> u128 {
-            let e = self.dfa.edge(edges[i]);
-            let (from, to) = (self.origin[e.from as usize], self.origin[e.to as usize]);
-            self.labels_between.get(&(from, to)).copied().unwrap_or(0)
-        };
-        let index = |t: TerminalId| self.label_of[&t];
-        // Labels that may close now; those opened on the last atom (bonded to this one
-        // unless a break came between); the closed ones.
-        let (mut closable, mut last): (Vec<TerminalId>, Vec<TerminalId>) = Default::default();
-        let mut free: Vec<TerminalId> = group.clone();
-        for (atom, &x) in atoms.iter().zip(&closes) {
-            if atom.broken {
-                closable.append(&mut last);
-            }
-            let mut opened = Vec::new();
-            for (k, &i) in atom.ops.iter().enumerate() {
-                let ok = allowed(i);
-                let pool = if k < x { &mut closable } else { &mut free };
-                let Some(at) = pool.iter().position(|&t| ok >> index(t) & 1 == 1) else {
-                    return false;
-                };
-                let label = pool.remove(at);
-                if k < x {
-                    free.push(label);
-                } else {
-                    opened.push(label);
-                }
-                lexemes[i] = label;
-            }
-            closable.append(&mut last);
-            last = opened;
+        if !search.assign(0, [CLOSED; MAX_TRACKED]) {
+            return false;
+        }
+        for (&(i, _), &l) in ops.iter().zip(&search.chosen) {
+            lexemes[i] = self.labels[l];
         }
         true
     }
 }
 
-/// One atom's lexemes of a loose group (positions in the word), or a break.
-#[derive(Default)]
-struct AtomOps {
-    ops: Vec<usize>,
-    /// A break, not an atom: what was opened before it may close on the next atom.
-    broken: bool,
+/// The most choices [`RingProduct::relabel`] makes before it gives up.
+const RELABEL_BUDGET: usize = 20_000;
+
+/// What a loose lexeme of a word does to its group, by the product's counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum OpKind {
+    Open,
+    Close,
+    /// The group was past its count: either.
+    Either,
 }
 
-/// How many labels each atom closes (the rest of its lexemes open labels), so that each label
-/// closes on a later atom that is not the next one unless a break came between, all close in
-/// the end, and at most `labels` are open at once; `None` if no choice does.
-fn pairing(atoms: &[AtomOps], labels: usize) -> Option<Vec<usize>> {
-    // A state is (closable, last): the open labels that may close on the next atom, and those
-    // opened on the last atom. Each state reached keeps the state before it and how many the
-    // atom closed.
-    type State = (usize, usize);
-    let mut reach: Vec<HashMap<State, (State, usize)>> = vec![HashMap::new(); atoms.len() + 1];
-    reach[0].insert((0, 0), ((0, 0), 0));
-    for (i, atom) in atoms.iter().enumerate() {
-        let states: Vec<State> = reach[i].keys().copied().collect();
-        for before in states {
-            let (closable, last) = if atom.broken {
-                (before.0 + before.1, 0)
-            } else {
-                before
+/// A lexeme of a word that matters to the loose group's labels.
+#[derive(Clone, Copy, Debug)]
+enum Step {
+    Atom,
+    Break,
+    /// The `n`th loose label lexeme.
+    Label(usize, OpKind),
+}
+
+/// The depth-first search of [`RingProduct::relabel`].
+struct LabelSearch<'a> {
+    steps: &'a [Step],
+    /// Each loose lexeme's position in the word and the labels allowed there.
+    ops: &'a [(usize, u128)],
+    kind_of: &'a [usize; MAX_TRACKED],
+    /// The label (index into the constraint's labels) given to each loose lexeme.
+    chosen: Vec<usize>,
+    budget: usize,
+}
+
+impl LabelSearch<'_> {
+    /// Whether the steps from `at` on can be labelled from label states `states`.
+    fn assign(&mut self, mut at: usize, mut states: [u8; MAX_TRACKED]) -> bool {
+        loop {
+            let Some(&step) = self.steps.get(at) else {
+                return states.iter().all(|&s| s == CLOSED);
             };
-            let m = atom.ops.len();
-            for x in 0..=closable.min(m) {
-                let next = (closable - x + last, m - x);
-                if next.0 + next.1 <= labels {
-                    reach[i + 1].entry(next).or_insert((before, x));
+            at += 1;
+            let (n, kind) = match step {
+                Step::Atom => {
+                    for s in &mut states {
+                        *s = match *s {
+                            OPEN_HERE => OPEN_BONDED,
+                            OPEN_BONDED => OPEN_BEFORE,
+                            s => s,
+                        };
+                    }
+                    continue;
+                }
+                Step::Break => {
+                    for s in &mut states {
+                        if *s != CLOSED {
+                            *s = OPEN_BEFORE;
+                        }
+                    }
+                    continue;
+                }
+                Step::Label(n, kind) => (n, kind),
+            };
+            let allowed = self.ops[n].1;
+            let mut tried_kinds: Vec<usize> = Vec::new();
+            for l in 0..MAX_TRACKED {
+                if allowed >> l & 1 == 0 {
+                    continue;
+                }
+                let next = match states[l] {
+                    OPEN_BEFORE if kind != OpKind::Open => CLOSED,
+                    CLOSED if kind != OpKind::Close => {
+                        // A closed label is alike to others of its kind.
+                        if tried_kinds.contains(&self.kind_of[l]) {
+                            continue;
+                        }
+                        tried_kinds.push(self.kind_of[l]);
+                        OPEN_HERE
+                    }
+                    _ => continue,
+                };
+                if self.budget == 0 {
+                    return false;
+                }
+                self.budget -= 1;
+                let mut after = states;
+                after[l] = next;
+                self.chosen[n] = l;
+                if self.assign(at, after) {
+                    return true;
                 }
             }
+            return false;
         }
     }
-    let mut state = (0, 0);
-    if !reach[atoms.len()].contains_key(&state) {
-        return None;
-    }
-    let mut closes = vec![0; atoms.len()];
-    for i in (1..=atoms.len()).rev() {
-        let (before, x) = reach[i][&state];
-        closes[i - 1] = x;
-        state = before;
-    }
-    Some(closes)
 }
