@@ -187,20 +187,54 @@ fn holes_that_some_filling_completes_are_completable_and_completions_are_valid()
 
 const WORDS: [&str; 10] = ["C", "c", "1", "2", "C1", "(", ")", "=", "%1", "0"];
 
-fn small_vocab() -> Vocabulary {
-    let mut bytes: Vec<Vec<u8>> = WORDS.iter().map(|w| w.as_bytes().to_vec()).collect();
+/// A checker of the shipped SMILES grammar over a vocabulary of `words`, then `</s>` (the id
+/// after them) ending the output.
+fn checker_of(words: &[&str]) -> Checker {
+    let mut bytes: Vec<Vec<u8>> = words.iter().map(|w| w.as_bytes().to_vec()).collect();
     bytes.push(b"</s>".to_vec());
-    Vocabulary::new(bytes, &[WORDS.len() as TokenId], &[])
+    let vocab = Vocabulary::new(bytes, &[words.len() as TokenId], &[]);
+    let grammar = lacuna::grammar::spec::load("smiles").unwrap();
+    Checker::with_vocabulary(grammar, Arc::new(vocab)).unwrap()
+}
+
+/// For each of the first `len` cells (ids into `words`, `None` masked) and each word, whether
+/// some assignment of words to every masked cell with that word there is valid under
+/// `Rules::Lexemes`: every assignment enumerated.
+fn valid_words_at(
+    base: &mut Checker,
+    words: &[&str],
+    cells: &[Option<TokenId>],
+    len: usize,
+) -> Vec<Vec<bool>> {
+    let masked: Vec<usize> = (0..len).filter(|&p| cells[p].is_none()).collect();
+    let mut valid_at: Vec<Vec<bool>> = vec![vec![false; words.len()]; len];
+    for code in 0..words.len().pow(masked.len() as u32) {
+        let (mut c, mut text, mut chosen) = (code, String::new(), Vec::new());
+        for cell in &cells[..len] {
+            let w = cell.map_or_else(
+                || {
+                    let w = c % words.len();
+                    c /= words.len();
+                    chosen.push(w);
+                    w
+                },
+                |id| id as usize,
+            );
+            text.push_str(words[w]);
+        }
+        if valid(base, &text, Rules::Lexemes) {
+            for (&p, &w) in masked.iter().zip(&chosen) {
+                valid_at[p][w] = true;
+            }
+        }
+    }
+    valid_at
 }
 
 #[test]
 fn masks_hold_every_token_some_assignment_completes() {
     let mut base = baseline();
-    let mut checker = Checker::with_vocabulary(
-        lacuna::grammar::spec::load("smiles").unwrap(),
-        Arc::new(small_vocab()),
-    )
-    .unwrap();
+    let mut checker = checker_of(&WORDS);
     let eos = WORDS.len() as TokenId;
     let mut rng = Rng(0x5EED_0102);
     let mut next = |n: usize| rng.below(n);
@@ -217,30 +251,7 @@ fn masks_hold_every_token_some_assignment_completes() {
         cells.push(Some(eos));
         let masked: Vec<usize> = (0..len).filter(|&p| cells[p].is_none()).collect();
         // Every assignment of words to the masked cells, and which are valid.
-        let mut valid_at: Vec<Vec<bool>> = vec![vec![false; WORDS.len()]; len];
-        let total = WORDS.len().pow(masked.len() as u32);
-        for code in 0..total {
-            let mut c = code;
-            let mut text = String::new();
-            let mut words = Vec::new();
-            for cell in &cells[..len] {
-                let w = match cell {
-                    Some(id) => *id as usize,
-                    None => {
-                        let w = c % WORDS.len();
-                        c /= WORDS.len();
-                        words.push(w);
-                        w
-                    }
-                };
-                text.push_str(WORDS[w]);
-            }
-            if valid(&mut base, &text, Rules::Lexemes) {
-                for (&p, &w) in masked.iter().zip(&words) {
-                    valid_at[p][w] = true;
-                }
-            }
-        }
+        let valid_at = valid_words_at(&mut base, &WORDS, &cells, len);
         let canvas = TokenCanvas::new(cells.clone());
         for &p in &masked {
             positions += 1;
@@ -276,12 +287,8 @@ const MULTI: [&str; 11] = ["C", "c", "1", "2", "12", "11", "122", "C1", "(", ")"
 #[test]
 fn masks_of_multi_label_words_hold_every_completable_word() {
     let mut base = baseline();
-    let mut bytes: Vec<Vec<u8>> = MULTI.iter().map(|w| w.as_bytes().to_vec()).collect();
-    bytes.push(b"</s>".to_vec());
     let eos = MULTI.len() as TokenId;
-    let vocab = Vocabulary::new(bytes, &[eos], &[]);
-    let grammar = lacuna::grammar::spec::load("smiles").unwrap();
-    let mut checker = Checker::with_vocabulary(grammar, Arc::new(vocab)).unwrap();
+    let mut checker = checker_of(&MULTI);
     let mut rng = Rng(0x5EED_0103);
     let mut next = |n: usize| rng.below(n);
     let (mut positions, mut words_judged, mut looser) = (0, 0, 0);
@@ -294,27 +301,7 @@ fn masks_of_multi_label_words_hold_every_completable_word() {
         cells.push(Some(eos));
         let masked: Vec<usize> = (0..len).filter(|&p| cells[p].is_none()).collect();
         // Which words some assignment of every masked cell makes valid, by position.
-        let mut valid_at: Vec<Vec<bool>> = vec![vec![false; MULTI.len()]; len];
-        for code in 0..MULTI.len().pow(masked.len() as u32) {
-            let (mut c, mut text, mut words) = (code, String::new(), Vec::new());
-            for cell in &cells[..len] {
-                let w = cell.map_or_else(
-                    || {
-                        let w = c % MULTI.len();
-                        c /= MULTI.len();
-                        words.push(w);
-                        w
-                    },
-                    |id| id as usize,
-                );
-                text.push_str(MULTI[w]);
-            }
-            if valid(&mut base, &text, Rules::Lexemes) {
-                for (&p, &w) in masked.iter().zip(&words) {
-                    valid_at[p][w] = true;
-                }
-            }
-        }
+        let valid_at = valid_words_at(&mut base, &MULTI, &cells, len);
         let canvas = TokenCanvas::new(cells.clone());
         for &p in &masked {
             positions += 1;

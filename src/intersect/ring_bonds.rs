@@ -11,11 +11,11 @@
 //!
 //! Inside a hole every label can be written, and 100 labels would make 4¹⁰⁰ label states. So
 //! only the labels the canvas's chunks mention are tracked one by one; the others form one
-//! *loose group*, alike to each other as far as the chunks go. A product can count the group's
-//! open labels by state (on the last atom, on the atom bonded to it, further back) up to a
-//! bound and keep only the parity of its lexemes past it (each label occurs an even number of
-//! times: necessary, not sufficient, `C12` alone is even). Checks and masks keep the parity only
-//! ([`MAX_LOOSE_OPEN`]): they may say *completable* where no labelling pairs the rings, never
+//! *loose group*, alike to each other as far as the chunks go. A completion's products count
+//! the group's open labels by state (on the last atom, on the atom bonded to it, further back);
+//! checks and masks keep only the parity of its lexemes (each label occurs an even number of
+//! times: necessary, not sufficient, `C12` alone is even; see [`MAX_COUNTED_OPEN`] for why):
+//! they may say *completable* where no labelling pairs the rings, never
 //! the reverse. Text without holes mentions every label it holds: there the check is exact, and
 //! so is the check of a canvas for the labels of its placed tokens; a mask judges a token that
 //! writes an unmentioned label by its parity (see DESIGN.md, *Ring bonds*).
@@ -43,21 +43,39 @@ const OPEN_BEFORE: u8 = 2;
 const OPEN_BONDED: u8 = 3;
 const LOW_BITS: u64 = 0x5555_5555_5555_5555;
 
+/// One label's state after an atom (what [`Labels::after_atom`] does to every tracked label
+/// at once with bit operations).
+fn after_atom(v: u8) -> u8 {
+    match v {
+        OPEN_HERE => OPEN_BONDED,
+        OPEN_BONDED => OPEN_BEFORE,
+        v => v,
+    }
+}
+
+/// One label's state after a break.
+fn after_break(v: u8) -> u8 {
+    match v {
+        CLOSED => CLOSED,
+        _ => OPEN_BEFORE,
+    }
+}
+
 /// The most labels tracked (two bits each in a [`Labels`]).
 const MAX_TRACKED: usize = 128;
 
-/// The most loose labels a [`ProductMode::Loose`] product (checks and masks) counts open at
-/// once; past it only the parity of the group's lexemes is kept ([`LooseCount::EVEN`],
-/// [`LooseCount::ODD`]). Counting one (3 counts and 2 parities, against 2 parities) made a
+/// The most loose labels a strict or closing product (a completion's) counts open at once;
+/// more are refused, so that every word it accepts can be labelled. A loose product (checks
+/// and masks) keeps the group's parity only ([`LooseCount::EVEN`], [`LooseCount::ODD`]):
+/// counting even one open label there (3 counts and 2 parities, against 2 parities) made a
 /// SMILES mask in the middle of 40 masked positions of the embedded model's vocabulary run
-/// into its 2 s limit (21 ms with parity only), so checks and masks keep parity only; the
-/// strict products of completions count one and refuse more.
-const MAX_LOOSE_OPEN: u8 = 0;
+/// into its 2 s limit (21 ms with parity only).
+const MAX_COUNTED_OPEN: u8 = 1;
 
 /// The loose group's open labels, counted by state: the labels of the group are alike to
 /// the canvas's chunks (none mentions them), so which ones are open matters less than how
 /// many are open on the last atom, on the atom bonded to it, and further back (only those
-/// may close). Past the count, only the parity of its lexemes (each label occurs an even
+/// may close); or, uncounted, only the parity of its lexemes (each label occurs an even
 /// number of times): necessary, not sufficient.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 struct LooseCount {
@@ -93,22 +111,9 @@ impl LooseCount {
         }
     }
 
-    /// The parity state for `n` open labels.
-    fn parity_of(n: u8) -> LooseCount {
-        LooseCount::EVEN.flipped(n)
-    }
-
     fn open(&self) -> u8 {
         self.here + self.bonded + self.before
     }
-}
-
-/// How a product counts the loose group: at most `max_open` open at once, and past that
-/// either its parity kept (`parity`) or the word refused.
-#[derive(Clone, Copy, Debug)]
-struct LooseRule {
-    max_open: u8,
-    parity: bool,
 }
 
 /// The most labels of the loose group a product tells apart by their text at once (see
@@ -159,13 +164,7 @@ impl Labels {
             let (here, bonded) = (low & !high, low & high);
             *w = (*w | (here << 1)) & !bonded;
         }
-        for slot in &mut out.slots {
-            slot.1 = match slot.1 {
-                OPEN_HERE => OPEN_BONDED,
-                OPEN_BONDED => OPEN_BEFORE,
-                v => v,
-            };
-        }
+        out.slots.iter_mut().for_each(|s| s.1 = after_atom(s.1));
         let l = self.loose;
         if !l.is_parity() {
             out.loose = LooseCount {
@@ -185,11 +184,7 @@ impl Labels {
             let low = *w & LOW_BITS;
             *w = (*w & !low) | (low << 1);
         }
-        for slot in &mut out.slots {
-            if slot.1 != CLOSED {
-                slot.1 = OPEN_BEFORE;
-            }
-        }
+        out.slots.iter_mut().for_each(|s| s.1 = after_break(s.1));
         let l = self.loose;
         if !l.is_parity() {
             out.loose = LooseCount {
@@ -201,28 +196,22 @@ impl Labels {
         out
     }
 
-    /// What a lexeme of the loose group (`group` labels in all) may leave: one more open on
-    /// this atom, or one fewer open from further back (past the count, the other parity).
-    /// Every word some labelling makes valid is accepted, as the group's labels are alike;
-    /// and every word accepted within the count has a labelling by count
-    /// ([`RingProduct::relabel`]).
-    fn loose_successors(&self, rule: LooseRule, group: usize) -> [Option<Labels>; 2] {
+    /// What a lexeme of the loose group (`group` labels in all) may leave: uncounted, the
+    /// other parity (every word some labelling makes valid is accepted); counted, one more
+    /// open on this atom (up to [`MAX_COUNTED_OPEN`]) or one fewer open from further back
+    /// (every word accepted has a labelling, [`RingProduct::relabel`]).
+    fn loose_successors(&self, group: usize) -> [Option<Labels>; 2] {
         let l = self.loose;
         let with = |loose| Some(Labels { loose, ..*self });
         if l.is_parity() {
             return [with(l.flipped(1)), None];
         }
-        let opened = if (l.open() as usize) >= group {
-            None
-        } else if l.open() < rule.max_open {
-            with(LooseCount {
+        let opened = match l.open() {
+            n if n < MAX_COUNTED_OPEN && (n as usize) < group => with(LooseCount {
                 here: l.here + 1,
                 ..l
-            })
-        } else if rule.parity {
-            with(LooseCount::parity_of(l.open() + 1))
-        } else {
-            None
+            }),
+            _ => None,
         };
         let closed = match l.before {
             0 => None,
@@ -232,21 +221,14 @@ impl Labels {
     }
 
     /// What a lexeme of the loose group whose label `x` has no slot may leave where its text
-    /// is known: `x` opened in a new slot (counted where none is free), or one of the
-    /// counted labels closed (it was `x`).
-    fn first_met(&self, x: u8, rule: LooseRule, group: usize) -> [Option<Labels>; 2] {
+    /// is known (in a counted product): `x` opened in a new slot (counted where none is
+    /// free), or one of the counted labels closed (it was `x`).
+    fn first_met(&self, x: u8, group: usize) -> [Option<Labels>; 2] {
         let opened = self
             .with_slot(x, OPEN_HERE)
-            .or_else(|| self.loose_successors(rule, group)[0]);
-        let closed = match self.loose {
-            l if l.is_parity() => Some(l.flipped(1)),
-            l if l.before > 0 => Some(LooseCount {
-                before: l.before - 1,
-                ..l
-            }),
-            _ => None,
-        };
-        [opened, closed.map(|loose| Labels { loose, ..*self })]
+            .or_else(|| self.loose_successors(group)[0]);
+        let closed = self.loose_successors(group)[1];
+        [opened, closed]
     }
 
     /// Whether the labels may all be closed: every tracked one and every slot closed, and
@@ -347,16 +329,6 @@ impl RingProduct {
         max_states: usize,
         mode: ProductMode,
     ) -> Result<Option<RingProduct>, ProductTooLarge> {
-        let rule = match mode {
-            ProductMode::Loose => LooseRule {
-                max_open: MAX_LOOSE_OPEN,
-                parity: true,
-            },
-            ProductMode::Strict | ProductMode::Closing => LooseRule {
-                max_open: 1,
-                parity: false,
-            },
-        };
         let closing = mode == ProductMode::Closing;
         let label_of: HashMap<TerminalId, usize> = rb
             .labels()
@@ -421,8 +393,8 @@ impl RingProduct {
             })
         };
         let mut first = Labels::default();
-        if rule.max_open == 0 && rule.parity {
-            // Nothing counted: the group's parity from the start, one state fewer.
+        if mode == ProductMode::Loose {
+            // Not counted: the group's parity from the start.
             first.loose = LooseCount::EVEN;
         }
         let start = intern(dfa.start(), first, &mut states);
@@ -482,9 +454,7 @@ impl RingProduct {
                         } else if in_hole {
                             continue;
                         } else if forced(q, e.to) {
-                            for after in
-                                labels.first_met(x, rule, loose.len()).into_iter().flatten()
-                            {
+                            for after in labels.first_met(x, loose.len()).into_iter().flatten() {
                                 let to = intern(e.to, after, &mut states);
                                 edges.push(Edge { from, to, ..e });
                             }
@@ -506,11 +476,7 @@ impl RingProduct {
                 edges.push(Edge { from, to, ..e });
             }
             for &e in &loose_edges {
-                for after in labels
-                    .loose_successors(rule, loose.len())
-                    .into_iter()
-                    .flatten()
-                {
+                for after in labels.loose_successors(loose.len()).into_iter().flatten() {
                     let to = intern(e.to, after, &mut states);
                     edges.push(Edge { from, to, ..e });
                 }
@@ -670,21 +636,11 @@ impl LabelSearch<'_> {
             at += 1;
             let (n, kind) = match step {
                 Step::Atom => {
-                    for s in &mut states {
-                        *s = match *s {
-                            OPEN_HERE => OPEN_BONDED,
-                            OPEN_BONDED => OPEN_BEFORE,
-                            s => s,
-                        };
-                    }
+                    states.iter_mut().for_each(|s| *s = after_atom(*s));
                     continue;
                 }
                 Step::Break => {
-                    for s in &mut states {
-                        if *s != CLOSED {
-                            *s = OPEN_BEFORE;
-                        }
-                    }
+                    states.iter_mut().for_each(|s| *s = after_break(*s));
                     continue;
                 }
                 Step::Label(n, kind) => (n, kind),
