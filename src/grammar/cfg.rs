@@ -824,12 +824,10 @@ fn check_terminal_pattern(t: &Terminal) -> Result<(), GrammarError> {
         let (min, max) = (*min, *max);
         // Never unrolled (its regex may be enormous): its bounds, and its own regex if any.
         if let Some(r) = regex {
-            let hir = parse_regex(r)
-                .and_then(|hir| super::automaton_size::check_automaton_size(&hir).map(|()| hir))
-                .map_err(|message| GrammarError::InvalidPattern {
-                    terminal: name.clone(),
-                    message,
-                })?;
+            let hir = parse_size_checked(r).map_err(|message| GrammarError::InvalidPattern {
+                terminal: name.clone(),
+                message,
+            })?;
             if !hir.properties().look_set().is_empty() || hir.properties().minimum_len() == Some(0)
             {
                 return Err(GrammarError::InvalidPattern {
@@ -864,12 +862,12 @@ fn check_terminal_pattern(t: &Terminal) -> Result<(), GrammarError> {
     if !words.is_empty() && words.iter().all(|w| !w.is_empty()) && bytes <= SHORT_WORDS_BYTES {
         return Ok(());
     }
-    let hir = parse_regex(&t.pattern.to_regex())
-        .and_then(|hir| super::automaton_size::check_automaton_size(&hir).map(|()| hir))
-        .map_err(|message| GrammarError::InvalidPattern {
+    let hir = parse_size_checked(&t.pattern.to_regex()).map_err(|message| {
+        GrammarError::InvalidPattern {
             terminal: name.clone(),
             message,
-        })?;
+        }
+    })?;
     if !hir.properties().look_set().is_empty() {
         return Err(GrammarError::InvalidPattern {
             terminal: name,
@@ -904,10 +902,22 @@ pub fn parse_pattern(p: &Pattern) -> Result<Hir, String> {
 /// Parses a regex with lacuna's dialect; a syntax error's message quotes at most
 /// [`MAX_NAME_IN_MESSAGE`] characters of the regex around the error.
 pub(crate) fn parse_regex(re: &str) -> Result<Hir, String> {
-    regex_syntax::ParserBuilder::new()
-        .build()
-        .parse(re)
-        .map_err(|e| regex_error_message(&e, re))
+    super::regex_cache::parsed(re, |re| {
+        regex_syntax::ParserBuilder::new()
+            .build()
+            .parse(re)
+            .map_err(|e| regex_error_message(&e, re))
+    })
+}
+
+/// [`parse_regex`] and [`check_automaton_size`](super::check_automaton_size), each done once
+/// a process for a regex many grammars share.
+fn parse_size_checked(re: &str) -> Result<Hir, String> {
+    super::regex_cache::parsed_and_checked(
+        re,
+        parse_regex,
+        super::automaton_size::check_automaton_size,
+    )
 }
 
 /// regex-syntax's message, which quotes the whole regex with a caret under the error, for

@@ -12,6 +12,7 @@ pub(crate) mod earley;
 mod error;
 pub mod lark;
 pub(crate) mod normalize;
+mod regex_cache;
 mod ring_bonds;
 pub mod schema;
 pub mod spec;

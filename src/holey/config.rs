@@ -51,6 +51,9 @@ pub struct ConfigTable {
     ids: HashMap<Config, ConfigId>,
     steps: Vec<ConfigId>,
     emits: Vec<Option<Emits>>,
+    /// Each configuration's [`ConfigTable::widen`]ed id, once asked for ([`UNKNOWN`] before):
+    /// closures widen every configuration they reach, most of them many times.
+    widened: Vec<ConfigId>,
     num_classes: usize,
     hole_sets: Vec<Vec<ConfigId>>,
     hole_set_ids: HashMap<Vec<ConfigId>, HoleSetId>,
@@ -76,6 +79,7 @@ impl ConfigTable {
             ids: HashMap::new(),
             steps: Vec::new(),
             emits: Vec::new(),
+            widened: Vec::new(),
             num_classes: lexicon.num_classes(),
             hole_sets: Vec::new(),
             hole_set_ids: HashMap::new(),
@@ -147,6 +151,7 @@ impl ConfigTable {
         self.steps
             .extend(std::iter::repeat_n(UNKNOWN, self.num_classes));
         self.emits.push(None);
+        self.widened.push(UNKNOWN);
         Ok(id)
     }
 
@@ -283,15 +288,22 @@ impl ConfigTable {
     /// "at least `n`" (the hole reaches that state with every larger count too), which keeps
     /// closures finite; anything else stays as it is.
     fn widen(&mut self, lx: &Lexicon, c: ConfigId) -> Result<ConfigId, TooLarge> {
-        let cfg = &self.configs[c as usize];
-        if cfg.count.is_open() || !lx.pumpable(cfg.token) {
-            return Ok(c);
+        let known = self.widened[c as usize];
+        if known != UNKNOWN {
+            return Ok(known);
         }
-        let open = Config {
-            count: Count::at_least(cfg.count.value()),
-            ..cfg.clone()
+        let cfg = &self.configs[c as usize];
+        let wide = if cfg.count.is_open() || !lx.pumpable(cfg.token) {
+            c
+        } else {
+            let open = Config {
+                count: Count::at_least(cfg.count.value()),
+                ..cfg.clone()
+            };
+            self.intern(open)?
         };
-        self.intern(open)
+        self.widened[c as usize] = wide;
+        Ok(wide)
     }
 
     /// Adds `c` to the closure being built (and to `members`) unless it is there already.
@@ -320,28 +332,7 @@ impl ConfigTable {
     /// in the hole makes redundant. Without this, every lexeme a hole can emit leads to a
     /// subset state of its own.
     fn drop_simulated(&self, set: &mut Vec<ConfigId>) {
-        let cfg = |c: ConfigId| &self.configs[c as usize];
-        set.sort_unstable_by_key(|&c| (cfg(c).token, cfg(c).watches.len(), c));
-        // With counts, the simulating configuration must stand for this one's count too.
-        let mut kept: Vec<ConfigId> = Vec::with_capacity(set.len());
-        let mut group = 0;
-        for &c in set.iter() {
-            let this = cfg(c);
-            if kept.last().is_none_or(|&k| cfg(k).token != this.token) {
-                group = kept.len();
-            }
-            let simulated = kept[group..].iter().any(|&k| {
-                let w = &cfg(k).watches;
-                w.len() < this.watches.len()
-                    && w.iter().all(|x| this.watches.contains(x))
-                    && cfg(k).count.covers(this.count)
-            });
-            if !simulated {
-                kept.push(c);
-            }
-        }
-        kept.sort_unstable();
-        *set = kept;
+        drop_simulated_among(&self.configs, set);
     }
 
     /// Interns a set of configurations as it is, not closed: the entry set of a position that
@@ -395,6 +386,92 @@ impl ConfigTable {
             self.hole_moves[h as usize] = Some(moves);
         }
         Ok(self.hole_moves[h as usize].as_deref().expect("just filled"))
+    }
+}
+
+/// [`ConfigTable::drop_simulated`] over the configurations `configs` (indexed by id).
+fn drop_simulated_among(configs: &[Config], set: &mut Vec<ConfigId>) {
+    let cfg = |c: ConfigId| &configs[c as usize];
+    set.sort_unstable_by_key(|&c| (cfg(c).token, cfg(c).watches.len(), c));
+    // Within one token's group, every configuration with fewer watches comes first; a
+    // configuration is dropped when one of its watch set's proper subsets was met with a
+    // count that covers its own. Simulation is transitive, so the earlier ones need not
+    // have been kept themselves. The subsets are looked up, not scanned for: a group can
+    // hold thousands of counts of one token (a scan was half of a counted lexicon's build).
+    let mut kept: Vec<ConfigId> = Vec::with_capacity(set.len());
+    let mut seen = SeenCounts::default();
+    let mut token = None;
+    for &c in set.iter() {
+        let this = cfg(c);
+        if token != Some(this.token) {
+            token = Some(this.token);
+            seen.clear();
+        }
+        if !seen.simulates(&this.watches, this.count) {
+            kept.push(c);
+        }
+        seen.insert(&this.watches, this.count);
+    }
+    kept.sort_unstable();
+    *set = kept;
+}
+
+/// The counts met so far in one token's group of [`ConfigTable::drop_simulated`], by watch set:
+/// the least open count, and the exact ones.
+#[derive(Default)]
+struct SeenCounts {
+    least_open: HashMap<SmallVec<[StateId; 2]>, u32>,
+    exact: hashbrown::HashSet<(SmallVec<[StateId; 2]>, Count)>,
+}
+
+/// Watch sets longer than this are compared with every watch set met instead of having their
+/// 2^n subsets looked up (no grammar measured has more than two watches at once).
+const MAX_SUBSET_LOOKUP: usize = 8;
+
+impl SeenCounts {
+    fn clear(&mut self) {
+        self.least_open.clear();
+        self.exact.clear();
+    }
+
+    fn insert(&mut self, watches: &SmallVec<[StateId; 2]>, count: Count) {
+        if count.is_open() {
+            let least = self.least_open.entry(watches.clone()).or_insert(u32::MAX);
+            *least = (*least).min(count.value());
+        } else {
+            self.exact.insert((watches.clone(), count));
+        }
+    }
+
+    /// Whether a watch set met before, a proper subset of `watches` (sorted, distinct), came
+    /// with a count that covers `count`.
+    fn simulates(&self, watches: &SmallVec<[StateId; 2]>, count: Count) -> bool {
+        let covered = |subset: &SmallVec<[StateId; 2]>| {
+            self.least_open
+                .get(subset)
+                .is_some_and(|&least| Count::at_least(least).covers(count))
+                || (!count.is_open() && self.exact.contains(&(subset.clone(), count)))
+        };
+        let n = watches.len();
+        if n == 0 {
+            return false;
+        }
+        if n > MAX_SUBSET_LOOKUP {
+            let proper =
+                |w: &SmallVec<[StateId; 2]>| w.len() < n && w.iter().all(|x| watches.contains(x));
+            return self
+                .least_open
+                .iter()
+                .any(|(w, &least)| proper(w) && Count::at_least(least).covers(count))
+                || self.exact.iter().any(|(w, c)| proper(w) && *c == count);
+        }
+        (0u32..(1 << n) - 1).any(|mask| {
+            let subset: SmallVec<[StateId; 2]> = (0..n)
+                .filter(|i| mask & (1 << i) != 0)
+                .map(|i| watches[i])
+                .collect();
+            covered(&subset)
+        })
     }
 }
 
@@ -496,4 +573,72 @@ fn step_config(lx: &Lexicon, cfg: &Config, class: usize) -> Option<Config> {
         count,
         watches,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{drop_simulated_among, Config, ConfigId};
+    use crate::lexicon::Count;
+    use proptest::prelude::*;
+    use smallvec::SmallVec;
+
+    /// The definition: `c` goes when a kept configuration of its token has a proper subset of
+    /// its watches and a count that covers its own (fewer watches first, as the table sorts).
+    fn drop_simulated_by_scan(configs: &[Config], set: &mut Vec<ConfigId>) {
+        let cfg = |c: ConfigId| &configs[c as usize];
+        set.sort_unstable_by_key(|&c| (cfg(c).token, cfg(c).watches.len(), c));
+        let mut kept: Vec<ConfigId> = Vec::new();
+        for &c in set.iter() {
+            let this = cfg(c);
+            let simulated = kept.iter().any(|&k| {
+                let k = cfg(k);
+                k.token == this.token
+                    && k.watches.len() < this.watches.len()
+                    && k.watches.iter().all(|x| this.watches.contains(x))
+                    && k.count.covers(this.count)
+            });
+            if !simulated {
+                kept.push(c);
+            }
+        }
+        kept.sort_unstable();
+        *set = kept;
+    }
+
+    fn config((token, watches, count, open): (u32, Vec<u32>, u32, bool)) -> Config {
+        let mut watches: SmallVec<[u32; 2]> = watches.into_iter().collect();
+        watches.sort_unstable();
+        watches.dedup();
+        let count = match (count, open) {
+            (0, _) => Count::NONE,
+            (n, true) => Count::at_least(n),
+            (n, false) => Count::exact(n),
+        };
+        Config {
+            token,
+            count,
+            watches,
+        }
+    }
+
+    proptest! {
+        /// Few tokens, watch states and counts, so that subsets and covering counts abound;
+        /// up to 11 watches, past the subset lookup's limit.
+        #[test]
+        fn subset_lookup_drops_what_the_scan_drops(
+            raw in proptest::collection::vec(
+                (0u32..3, proptest::collection::vec(0u32..6, 0..4), 0u32..4, any::<bool>()),
+                1..60,
+            ),
+            wide in proptest::collection::vec(0u32..12, 9..12),
+        ) {
+            let mut configs: Vec<Config> = raw.into_iter().map(config).collect();
+            configs.push(config((0, wide, 0, false)));
+            let mut want: Vec<ConfigId> = (0..configs.len() as ConfigId).collect();
+            let mut got = want.clone();
+            drop_simulated_by_scan(&configs, &mut want);
+            drop_simulated_among(&configs, &mut got);
+            prop_assert_eq!(got, want);
+        }
+    }
 }

@@ -59,7 +59,9 @@ pub(super) fn determinize(nfa: &NFA, size_limit: usize) -> Option<Determinized> 
     let mut matches: Vec<Vec<u32>> = vec![Vec::new()];
     let mut bytes = 0usize;
 
-    let start: Box<[u32]> = closure.of(states, [nfa.start_anchored()].into_iter())?;
+    let start: Box<[u32]> = closure
+        .of(states, [nfa.start_anchored()].into_iter())?
+        .into();
     ids.insert((false, start.clone()), 1);
     bytes += start.len() * 4;
     sets.push(start);
@@ -114,8 +116,7 @@ pub(super) fn determinize(nfa: &NFA, size_limit: usize) -> Option<Determinized> 
                 previous = Some((c, DEAD));
                 continue;
             }
-            let key = (source_matches, set.clone());
-            let next = match ids.get(&key) {
+            let next = match ids.get(&SetKey(source_matches, set)) {
                 Some(&id) => id,
                 None => {
                     let id = sets.len() as StateId;
@@ -123,7 +124,8 @@ pub(super) fn determinize(nfa: &NFA, size_limit: usize) -> Option<Determinized> 
                     if bytes > size_limit {
                         return None;
                     }
-                    ids.insert(key, id);
+                    let set: Box<[u32]> = set.into();
+                    ids.insert((source_matches, set.clone()), id);
                     sets.push(set);
                     trans.extend(std::iter::repeat_n(DEAD, num_classes));
                     id
@@ -178,11 +180,7 @@ impl Closure {
     /// The byte-consuming and match states reachable from `from` by epsilon moves, ascending
     /// (a set's canonical form). `None` on a look-around state, which this construction does
     /// not handle.
-    fn of(
-        &mut self,
-        states: &[State],
-        from: impl Iterator<Item = NfaStateId>,
-    ) -> Option<Box<[u32]>> {
+    fn of(&mut self, states: &[State], from: impl Iterator<Item = NfaStateId>) -> Option<&[u32]> {
         self.stamp += 1;
         if self.stamp == u32::MAX {
             self.seen.iter_mut().for_each(|x| *x = 0);
@@ -215,7 +213,17 @@ impl Closure {
             }
         }
         self.out.sort_unstable();
-        Some(self.out.as_slice().into())
+        Some(&self.out)
+    }
+}
+
+/// A borrowed form of a DFA state's key (its set as a slice), so a lookup copies nothing.
+#[derive(Hash)]
+struct SetKey<'a>(bool, &'a [u32]);
+
+impl hashbrown::Equivalent<(bool, Box<[u32]>)> for SetKey<'_> {
+    fn equivalent(&self, key: &(bool, Box<[u32]>)) -> bool {
+        self.0 == key.0 && self.1 == &key.1[..]
     }
 }
 

@@ -2,7 +2,6 @@
 
 use regex_automata::dfa::dense;
 use regex_automata::nfa::thompson::{self, WhichCaptures, NFA};
-use regex_automata::util::syntax;
 use smallvec::SmallVec;
 use thiserror::Error;
 
@@ -243,14 +242,20 @@ fn terminals_nfa(g: &Grammar, patterns: &Patterns) -> Result<NFA, LexiconError> 
     let entries = &patterns.entries;
     let mut regexes: Vec<&str> = entries.iter().map(|e| e.regex.as_str()).collect();
     regexes.extend(patterns.families.iter().map(String::as_str));
+    // Parsed through the process's cache (the grammar's check parsed them already, and other
+    // grammars share most), with the dialect `syntax::Config::new()` would give.
+    let hirs = regexes
+        .iter()
+        .map(|re| crate::grammar::parse_regex(re))
+        .collect::<Result<Vec<_>, String>>()
+        .map_err(LexiconError::Build)?;
     thompson::Compiler::new()
-        .syntax(syntax::Config::new())
         .configure(
             thompson::Config::new()
                 .nfa_size_limit(Some(NFA_SIZE_LIMIT))
                 .which_captures(WhichCaptures::None),
         )
-        .build_many(&regexes)
+        .build_many_from_hir(&hirs)
         .map_err(|e| {
             if e.size_limit().is_some() {
                 too_large(g, entries)

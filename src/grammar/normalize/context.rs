@@ -42,8 +42,9 @@ impl Context {
         }
         // A child inherits its parent's end context (follow, can_end) where nothing after it
         // in the production must be non-empty, and its start context likewise.
-        let mut end_edges = Vec::new();
-        let mut start_edges = Vec::new();
+        let edges = g.unit_rules().len() + 2 * g.binary_rules().len();
+        let mut end_edges = Vec::with_capacity(edges);
+        let mut start_edges = Vec::with_capacity(edges);
         for &(a, b) in g.unit_rules() {
             end_edges.push((a.index(), b.index()));
             start_edges.push((a.index(), b.index()));
@@ -185,7 +186,7 @@ fn edge_sets(g: &NormalGrammar, nullable: &[bool], words: usize, first: bool) ->
     for &(a, t) in g.terminal_rules() {
         sets[a.index() * words + t.index() / 64] |= 1 << (t.index() % 64);
     }
-    let mut edges = Vec::new();
+    let mut edges = Vec::with_capacity(g.unit_rules().len() + 2 * g.binary_rules().len());
     for &(a, b) in g.unit_rules() {
         edges.push((b.index(), a.index()));
     }

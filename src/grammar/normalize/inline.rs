@@ -145,7 +145,7 @@ impl State {
             }
         }
         let mut st = State {
-            nodes: Vec::new(),
+            nodes: Vec::with_capacity(w.rules.iter().map(|r| r.rhs.len()).sum()),
             cands: Vec::new(),
             rules: Vec::with_capacity(w.rules.len()),
             order: BTreeMap::new(),
@@ -156,6 +156,7 @@ impl State {
             start: w.start,
             next_rank: w.rules.len() as u64,
         };
+        let mut active = Vec::new();
         for (i, r) in w.rules.iter().enumerate() {
             let mut symbols = List::EMPTY;
             let mut candidates = List::EMPTY;
@@ -176,11 +177,13 @@ impl State {
                 rank: i as u64,
                 alive: true,
             });
-            st.order.insert(i as u64, i as u32);
             if candidates.head != NIL {
-                st.active.insert(i as u64);
+                active.push(i as u64);
             }
         }
+        // Built from keys in order, the trees are filled in bulk, not by one search each.
+        st.order = (0..w.rules.len()).map(|i| (i as u64, i as u32)).collect();
+        st.active = active.into_iter().collect();
         st
     }
 

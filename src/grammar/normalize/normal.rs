@@ -287,15 +287,16 @@ impl<V: Copy> Csr<V> {
             offsets[i + 1] += offsets[i];
         }
         let mut fill = offsets.clone();
-        let mut values: Vec<Option<V>> = vec![None; offsets[n] as usize];
+        // Every slot is written below; the first pair's value only gives them a start.
+        let mut values = match pairs.clone().next() {
+            Some((_, v)) => vec![v; offsets[n] as usize],
+            None => Vec::new(),
+        };
         for (k, v) in pairs {
-            values[fill[k] as usize] = Some(v);
+            values[fill[k] as usize] = v;
             fill[k] += 1;
         }
-        Csr {
-            offsets,
-            values: values.into_iter().flatten().collect(),
-        }
+        Csr { offsets, values }
     }
 
     #[inline]

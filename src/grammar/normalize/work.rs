@@ -106,7 +106,8 @@ impl WorkGrammar {
     pub fn dedupe(&mut self) {
         self.rules
             .retain(|r| !(r.rhs.len() == 1 && r.rhs[0] == Symbol::N(r.lhs)));
-        self.rules.sort();
+        // Equal rules are indistinguishable, so an unstable sort leaves the same list.
+        self.rules.sort_unstable();
         self.rules.dedup();
     }
 
@@ -126,12 +127,16 @@ impl WorkGrammar {
         let mut reach = vec![false; self.names.len()];
         reach[self.start.index()] = true;
         let mut stack = vec![self.start];
-        let mut by_lhs: Vec<Vec<usize>> = vec![Vec::new(); self.names.len()];
-        for (i, r) in self.rules.iter().enumerate() {
-            by_lhs[r.lhs.index()].push(i);
-        }
+        let by_lhs = super::normal::Csr::build(
+            self.names.len(),
+            self.rules
+                .iter()
+                .enumerate()
+                .map(|(i, r)| (r.lhs.index(), i as u32)),
+        );
         while let Some(a) = stack.pop() {
-            for &ri in &by_lhs[a.index()] {
+            for &ri in by_lhs.get(a.index()) {
+                let ri = ri as usize;
                 for s in &self.rules[ri].rhs {
                     if let Symbol::N(b) = *s {
                         if !reach[b.index()] {
