@@ -11,6 +11,7 @@
 
 use std::fmt;
 
+use hashbrown::hash_map::EntryRef;
 use hashbrown::HashMap;
 use regex_syntax::hir::Hir;
 
@@ -438,25 +439,34 @@ impl GrammarBuilder {
 
     /// Adds a nonterminal, or returns the existing one with the same name.
     pub fn nonterminal(&mut self, name: &str) -> NonterminalId {
-        if let Some(&id) = self.nonterminal_ids.get(name) {
-            return id;
+        let next = NonterminalId(self.nonterminals.len() as u32);
+        match self.nonterminal_ids.entry_ref(name) {
+            EntryRef::Occupied(o) => *o.get(),
+            EntryRef::Vacant(v) => {
+                v.insert(next);
+                self.nonterminals.push(name.to_string());
+                next
+            }
         }
-        let id = NonterminalId(self.nonterminals.len() as u32);
-        self.nonterminals.push(name.to_string());
-        self.nonterminal_ids.insert(name.to_string(), id);
-        id
     }
 
     /// Adds a nonterminal with a name not yet used, derived from `base` (for EBNF helpers).
+    /// One lookup and two copies of the name each: a large schema's lowering makes tens of
+    /// thousands of these, and they were a third of it.
     pub fn fresh_nonterminal(&mut self, base: &str) -> NonterminalId {
-        let mut k = self.nonterminals.len();
-        loop {
-            let name = format!("{base}__{k}");
-            if !self.nonterminal_ids.contains_key(&name) {
-                return self.nonterminal(&name);
+        use std::fmt::Write;
+        let next = NonterminalId(self.nonterminals.len() as u32);
+        let mut name = String::with_capacity(base.len() + 8);
+        for k in self.nonterminals.len().. {
+            name.clear();
+            write!(name, "{base}__{k}").expect("writing to a String cannot fail");
+            if let EntryRef::Vacant(v) = self.nonterminal_ids.entry_ref(name.as_str()) {
+                v.insert(next);
+                self.nonterminals.push(name);
+                return next;
             }
-            k += 1;
         }
+        unreachable!("some name {base}__k is free")
     }
 
     /// Adds the rule `lhs → rhs` (`rhs` empty for an ε-rule); duplicates are kept.
