@@ -121,7 +121,7 @@ fn known_cases_match_rdkit() {
         assert_eq!(checker.accepts(text.as_bytes()), rdkit, "{text}");
     }
     // The documented gap: refused by RDKit, accepted here (a ring closed across a branch).
-    for text in ["C1(C)C1", "C1(CC)1", "C(C1)1"] {
+    for text in ["C1(C)C1", "C1(CC)1", "C(C1)1", "C1C(C)1"] {
         assert!(checker.accepts(text.as_bytes()), "{text}");
     }
 }

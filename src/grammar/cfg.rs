@@ -451,8 +451,8 @@ impl GrammarBuilder {
     }
 
     /// Adds a nonterminal with a name not yet used, derived from `base` (for EBNF helpers).
-    /// One lookup and two copies of the name each: a large schema's lowering makes tens of
-    /// thousands of these, and they were a third of it.
+    /// One lookup and two copies of the name each (it was three and three): a large schema's
+    /// lowering makes thousands of these.
     pub fn fresh_nonterminal(&mut self, base: &str) -> NonterminalId {
         use std::fmt::Write;
         let next = NonterminalId(self.nonterminals.len() as u32);

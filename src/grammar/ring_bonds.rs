@@ -28,8 +28,9 @@ pub const MAX_RING_LABELS: usize = 128;
 ///   between and no break, the ring bond would double that bond (`C1C1`, `C1=C1`).
 ///
 /// What a lexeme sequence cannot tell without matching branches is not said: a ring closed
-/// after a branch on the atom before the branch (`C1(CC)1`), or on the atom after it (`C1(C)C1`).
-/// Those SMILES are refused by RDKit and accepted here.
+/// across a branch onto an atom already bonded to the other end, the atom before the branch
+/// (`C1(CC)1`), the one before that (`C1C(C)1`), the branch's first atom (`C(C1)1`) or the atom
+/// after the branch (`C1(C)C1`). Those SMILES are refused by RDKit and accepted here.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RingBonds {
     /// One terminal per label, each matching exactly its label's text.
