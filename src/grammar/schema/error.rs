@@ -179,7 +179,34 @@ fn shown(pattern: &str) -> String {
     }
 }
 
-/// Appends a reference token to a JSON pointer, escaping `~` and `/`.
+/// Appends a reference token to a JSON pointer, escaping `~` and `/`. (One allocation when
+/// there is nothing to escape, as for almost every token: a schema's lowering builds a
+/// pointer for each node it visits.)
 pub(crate) fn push_pointer(base: &str, token: &str) -> String {
-    format!("{base}/{}", token.replace('~', "~0").replace('/', "~1"))
+    let mut out = String::with_capacity(base.len() + 1 + token.len());
+    out.push_str(base);
+    out.push('/');
+    if token.contains(['~', '/']) {
+        out.push_str(&token.replace('~', "~0").replace('/', "~1"));
+    } else {
+        out.push_str(token);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::push_pointer;
+
+    #[test]
+    fn pointer_tokens_are_escaped_only_where_needed() {
+        assert_eq!(push_pointer("#/properties", "name"), "#/properties/name");
+        assert_eq!(push_pointer("#", "a~b/c"), "#/a~0b~1c");
+        assert_eq!(
+            push_pointer("#", "~1"),
+            "#/~01",
+            "`~` is escaped before `/`"
+        );
+        assert_eq!(push_pointer("", ""), "/");
+    }
 }
