@@ -9,10 +9,10 @@
 //!
 //! The cache is bounded — regexes of at most [`MAX_CACHED_REGEX_BYTES`] bytes, at most
 //! [`MAX_CACHED_REGEXES`] of them holding at most [`MAX_CACHED_HIR_BYTES`] in all (a short
-//! regex of Unicode classes parses to many ranges), emptied when full — so a stream of distinct
-//! grammars cannot grow it without bound. It only ever holds what parsing would return, so a hit and a
-//! miss give the same [`Hir`]; errors are not kept (they are rare, and their message depends
-//! on nothing else).
+//! regex of Unicode classes parses to many ranges), emptied when full — so a stream of
+//! distinct grammars cannot grow it without bound. It only ever holds what parsing would
+//! return, so a hit and a miss give the same [`Hir`]; errors are not kept (they are rare, and
+//! their message depends on nothing else).
 
 use std::sync::{Mutex, OnceLock};
 
