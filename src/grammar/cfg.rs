@@ -903,8 +903,7 @@ fn check_terminal_pattern(t: &Terminal) -> Result<(), GrammarError> {
 /// have exponentially more states than its pattern has characters: `(a|b)*a(a|b){24}` has
 /// 2²⁵).
 pub fn parse_pattern(p: &Pattern) -> Result<Hir, String> {
-    let hir = parse_regex(&p.to_regex())?;
-    super::automaton_size::check_automaton_size(&hir)?;
+    let hir = parse_size_checked(&p.to_regex())?;
     super::automaton_size::check_dfa_size(&hir)?;
     Ok(hir)
 }
