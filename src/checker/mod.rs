@@ -22,6 +22,7 @@ use crate::grammar::{spec, Grammar, GrammarError, NormalGrammar, TerminalId};
 use crate::holey::HoleyLexer;
 use crate::intersect::{
     Edge, LexemeDfa, ProductMode, ProductTooLarge, RingProduct, Searcher, Verdict, DEFAULT_BUDGET,
+    MAX_HOLEY_DEPTH,
 };
 use crate::lexicon::{Lexeme, LexiconError};
 use crate::vocab::Vocabulary;
@@ -360,7 +361,14 @@ impl Checker {
             return Ok(None);
         };
         let mentioned = rb.mentioned(text.chunks.iter().map(Vec::as_slice));
-        RingProduct::new(dfa, rb, mentioned, self.budgets.lexing.max_dfa_states, mode)
+        // Text without holes has an automaton without cycles: every branch can be followed.
+        let max_depth = if text.chunks.len() > 1 {
+            MAX_HOLEY_DEPTH
+        } else {
+            usize::MAX
+        };
+        let max_states = self.budgets.lexing.max_dfa_states;
+        RingProduct::new(dfa, rb, mentioned, max_states, max_depth, mode)
     }
 
     /// The verdict on `dfa` under the grammar's side constraints; with `witness`, the searcher
@@ -476,6 +484,11 @@ impl Checker {
                 if !p.relabel(&witness.edges, &mut found) {
                     return Err(CompletionError::Unlabelled);
                 }
+                // The loose product may close a ring across branches a hole nests past
+                // what it follows (a completion's products do not take such words).
+                if !p.pairs_up(&found) {
+                    return Err(CompletionError::RingAcrossBranches);
+                }
             }
             lexemes = Some(found);
             break;
@@ -564,6 +577,14 @@ pub enum CompletionError {
     /// The grammar has ring bonds and the witness found cannot be labelled so that they pair
     /// up (see [`crate::intersect::RingProduct`]): the canvas may still be completable.
     Unlabelled,
+    #[error(
+        "the completion found closes a ring across branches its holes nest deeper than the \
+         check follows; the canvas may still be completable"
+    )]
+    /// The grammar has ring bonds and the witness found closes a ring onto an atom already
+    /// bonded to its opener across branches the product did not follow (see DESIGN.md, *Ring
+    /// bonds*): the canvas may still be completable.
+    RingAcrossBranches,
     #[error("internal error: the completion {0:?} failed its re-check")]
     /// A bug: the completion found does not pass the independent re-check (the text is given).
     Recheck(String),

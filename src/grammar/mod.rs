@@ -27,4 +27,4 @@ pub use cfg::{
 };
 pub use error::GrammarError;
 pub use normalize::{GrammarSize, NormalGrammar, NormalizeOptions};
-pub use ring_bonds::{with_ring_bonds, RingBonds, MAX_RING_LABELS};
+pub use ring_bonds::{with_ring_bonds, RingBondRoles, RingBonds, MAX_RING_LABELS};

@@ -22,21 +22,25 @@ pub const MAX_RING_LABELS: usize = 128;
 /// A grammar's ring-bond constraint on its words' lexemes:
 /// - each label terminal occurs an even number of times: its occurrences open and close a
 ///   ring bond in turn;
-/// - a label does not close on the atom that opened it: an atom comes between, or one of the
-///   `breaks` (a branch's end or a dot, after which the next atom bonds elsewhere);
-/// - nor on the next atom, which is already bonded to the opener: if exactly one atom came
-///   between and no break, the ring bond would double that bond (`C1C1`, `C1=C1`).
+/// - a label does not close on the atom that opened it, nor on an atom bonded to that atom
+///   (the ring bond would double the bond: `C1C1`, `C1=C1`). An atom is bonded to the atom
+///   before it unless one of the `breaks` (a dot) came between; with `branches`, an atom that
+///   follows a branch is bonded to the atom the branch hangs from (its *anchor*), and so is
+///   the branch's first atom, and a label after a branch belongs to the anchor
+///   (`C1(C)C1`, `C1(CC)1`, `C1C(C)1` and `C(C1)1` are refused, `C1(CC1)` and `C(CC1)1` are
+///   not). Without `branches`, the end of a branch must be one of the `breaks`, and a ring
+///   closed across a branch is not refused.
 ///
-/// What a lexeme sequence cannot tell without matching branches is not said: a ring closed
-/// across a branch onto an atom already bonded to the other end, the atom before the branch
-/// (`C1(CC)1`), the one before that (`C1C(C)1`), the branch's first atom (`C(C1)1`) or the atom
-/// after the branch (`C1(C)C1`). Those SMILES are refused by RDKit and accepted here.
+/// Not said: two ring bonds between the same two atoms (`C12CC12`), which only the pairs of
+/// labels opened on one atom tell. RDKit refuses them; they are accepted here.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RingBonds {
     /// One terminal per label, each matching exactly its label's text.
     labels: Vec<TerminalId>,
     /// The terminals that are atoms.
     atoms: Vec<TerminalId>,
+    /// The terminals that open and close a branch, if branches are followed.
+    branches: Option<(TerminalId, TerminalId)>,
     /// The terminals after which the next atom is not bonded to the last one.
     breaks: Vec<TerminalId>,
     /// Each label's text.
@@ -54,6 +58,11 @@ impl RingBonds {
     /// The atom terminals.
     pub fn atoms(&self) -> &[TerminalId] {
         &self.atoms
+    }
+
+    /// The terminals that open and close a branch, if the constraint follows branches.
+    pub fn branches(&self) -> Option<(TerminalId, TerminalId)> {
+        self.branches
     }
 
     /// The terminals after which the next atom is not bonded to the atom before them.
@@ -93,15 +102,25 @@ impl RingBonds {
     }
 }
 
+/// The terminals a ring-bond constraint names besides its label terminal (see [`RingBonds`]).
+#[derive(Clone, Debug, Default)]
+pub struct RingBondRoles {
+    /// The atom terminals.
+    pub atoms: Vec<String>,
+    /// None, or the terminal that opens a branch and the one that closes it.
+    pub branches: Vec<String>,
+    /// The terminals after which the next atom is not bonded to the atom before them.
+    pub breaks: Vec<String>,
+}
+
 /// `g` with terminal `label` split into one literal terminal per string it matches (its
 /// language must be finite, at most [`MAX_RING_LABELS`] strings), each use of `label` in a
 /// rule replaced by a nonterminal of the same name deriving any one of them, and the
-/// constraint recorded with `atoms` and `breaks` (see [`RingBonds`]).
+/// constraint recorded with the terminals of `roles` (see [`RingBonds`]).
 pub fn with_ring_bonds(
     g: &Grammar,
     label: &str,
-    atoms: &[String],
-    breaks: &[String],
+    roles: &RingBondRoles,
 ) -> Result<Grammar, GrammarError> {
     let bad = |message: String| GrammarError::InvalidPattern {
         terminal: label.to_string(),
@@ -125,8 +144,36 @@ pub fn with_ring_bonds(
             })
             .collect()
     };
-    let atom_ids = named(atoms, "an atom terminal")?;
-    let break_ids = named(breaks, "a break terminal")?;
+    let atom_ids = named(&roles.atoms, "an atom terminal")?;
+    let break_ids = named(&roles.breaks, "a break terminal")?;
+    let branch_ids = named(&roles.branches, "a branch terminal")?;
+    let branches =
+        match branch_ids[..] {
+            [] => None,
+            [open, close] if open != close => Some((open, close)),
+            _ => return Err(bad(
+                "`branches` takes two different terminals, the one that opens a branch and the \
+                 one that closes it"
+                    .into(),
+            )),
+        };
+    // Each terminal has one role: an atom that also closed a branch would say two things.
+    let mut roles_of: Vec<(TerminalId, &str)> = Vec::new();
+    for (ids, what) in [
+        (&atom_ids, "an atom"),
+        (&branch_ids, "a branch terminal"),
+        (&break_ids, "a break"),
+    ] {
+        for &t in ids {
+            if let Some((_, first)) = roles_of.iter().find(|(u, w)| *u == t && w != &what) {
+                return Err(GrammarError::InvalidPattern {
+                    terminal: g.terminal(t).name.clone(),
+                    message: format!("`%ring_bonds` names it both {first} and {what}"),
+                });
+            }
+            roles_of.push((t, what));
+        }
+    }
     let terminal = g.terminal(label_id);
     let hir = super::parse_pattern(&terminal.pattern).map_err(bad)?;
     let mut texts = finite_language(&hir, MAX_RING_LABELS).ok_or_else(|| {
@@ -175,6 +222,7 @@ pub fn with_ring_bonds(
     b.set_ring_bonds(RingBonds {
         labels,
         atoms: atom_ids,
+        branches,
         breaks: break_ids,
         texts: texts.iter().map(|t| t.as_bytes().to_vec()).collect(),
         starts,
@@ -308,6 +356,23 @@ mod tests {
     }
 
     #[test]
+    fn a_terminal_has_one_role_in_a_ring_bond_directive() {
+        let head = "start: chain\nchain: ATOM | chain ATOM | chain RING | chain OPEN chain CLOSE\n\
+                    ATOM: \"C\"\nRING: /[1-3]/\nOPEN: \"(\"\nCLOSE: \")\"\n";
+        let ok = format!("{head}%ring_bonds RING atoms ATOM branches OPEN CLOSE\n");
+        let g = crate::grammar::lark::parse(&ok, "t.lark").unwrap();
+        let rb = g.ring_bonds().unwrap();
+        let (open, close) = rb.branches().expect("branches kept");
+        assert_eq!(g.terminal(open).name, "OPEN");
+        assert_eq!(g.terminal(close).name, "CLOSE");
+        let twice = format!("{head}%ring_bonds RING atoms ATOM branches OPEN CLOSE breaks CLOSE\n");
+        let e = crate::grammar::lark::parse(&twice, "t.lark")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("CLOSE") && e.contains("both"), "{e}");
+    }
+
+    #[test]
     fn bad_ring_bond_directives_are_named() {
         let cases = [
             (
@@ -321,6 +386,18 @@ mod tests {
             (
                 "RING: /[1-3]/\n%ring_bonds RING atoms ATOM breaks X\n",
                 "`X`",
+            ),
+            (
+                "RING: /[1-3]/\n%ring_bonds RING atoms ATOM branches ATOM\n",
+                "`branches` takes two terminals",
+            ),
+            (
+                "RING: /[1-3]/\n%ring_bonds RING atoms ATOM branches ATOM ATOM\n",
+                "two different terminals",
+            ),
+            (
+                "RING: /[1-3]/\n%ring_bonds RING atoms ATOM branches ATOM RING\n",
+                "both",
             ),
         ];
         for (tail, want) in cases {

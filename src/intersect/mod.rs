@@ -15,6 +15,7 @@ mod search;
 #[cfg(test)]
 pub use dfa::StateId;
 pub use dfa::{Edge, LexemeDfa};
+pub(crate) use ring_bonds::MAX_HOLEY_DEPTH;
 pub use ring_bonds::{ProductMode, ProductTooLarge, RingProduct};
 pub use search::{Searcher, Verdict, DEFAULT_BUDGET};
 #[cfg(test)]

@@ -1,9 +1,9 @@
 //! An independent reading of SMILES ring bonds for the tests (`ring_bonds`, `smiles_corpus`):
 //! atoms, bonds, branches, dots and ring labels read with a stack into the molecule's graph,
 //! sharing no code with lacuna. It refuses a ring left open, a ring from an atom to itself and
-//! a ring bond that doubles a bond (RDKit's rules), or, under [`Rules::Lexemes`], the
-//! approximation `grammars/smiles.lark` documents. The text must be a SMILES apart from its
-//! rings (every ring label after an atom).
+//! a ring bond that doubles a bond (RDKit's rules), or, under [`Rules::Checked`], all but the
+//! last for a bond that is itself a ring bond, as `grammars/smiles.lark` documents. The text
+//! must be a SMILES apart from its rings (every ring label after an atom).
 
 #![allow(dead_code)]
 
@@ -11,9 +11,9 @@
 pub enum Rules {
     /// The molecule's graph: no ring to its own atom, no ring doubling a bond.
     Rdkit,
-    /// Those rules as a sequence of lexemes tells them, without matching branches: a ring may
-    /// not close on its own atom nor on the next atom unless a `)` or `.` came between.
-    Lexemes,
+    /// What lacuna checks: those rules, but a ring bond may double another ring bond
+    /// (`C12CC12`).
+    Checked,
 }
 
 /// Whether the ring bonds of a grammatical SMILES `text` pair up under `rules`.
@@ -25,9 +25,10 @@ pub fn rings_pair_up(text: &str, rules: Rules) -> bool {
     let mut stack: Vec<Option<usize>> = Vec::new();
     let mut bonded = true;
     let mut atoms = 0usize;
-    let mut bonds: std::collections::HashSet<(usize, usize)> = Default::default();
-    // Open labels: label → (atom, atoms read when it opened, whether a break came since).
-    let mut open: std::collections::HashMap<String, (usize, usize, bool)> = Default::default();
+    // The bonds between atoms, each with whether it is a ring bond.
+    let mut bonds: std::collections::HashMap<(usize, usize), bool> = Default::default();
+    // Open labels: label → the atom it opened on.
+    let mut open: std::collections::HashMap<String, usize> = Default::default();
     let key = |a: usize, c: usize| (a.min(c), a.max(c));
     while i < b.len() {
         let c = b[i];
@@ -50,17 +51,11 @@ pub fn rings_pair_up(text: &str, rules: Rules) -> bool {
             }
             b')' => {
                 last = stack.pop().unwrap();
-                for v in open.values_mut() {
-                    v.2 = true;
-                }
                 i += 1;
                 continue;
             }
             b'.' => {
                 bonded = false;
-                for v in open.values_mut() {
-                    v.2 = true;
-                }
                 i += 1;
                 continue;
             }
@@ -82,7 +77,7 @@ pub fn rings_pair_up(text: &str, rules: Rules) -> bool {
                 let a = atoms;
                 atoms += 1;
                 if let (Some(p), true) = (last, bonded) {
-                    bonds.insert(key(p, a));
+                    bonds.insert(key(p, a), false);
                 }
                 last = Some(a);
                 bonded = true;
@@ -91,20 +86,17 @@ pub fn rings_pair_up(text: &str, rules: Rules) -> bool {
                 let here = last.expect("a ring bond follows an atom");
                 match open.remove(&l) {
                     None => {
-                        open.insert(l, (here, atoms, false));
+                        open.insert(l, here);
                     }
-                    Some((from, atoms_then, broke)) => {
-                        let refused = match rules {
-                            Rules::Rdkit => from == here || bonds.contains(&key(from, here)),
-                            Rules::Lexemes => {
-                                let read = atoms - atoms_then;
-                                !broke && read <= 1
-                            }
+                    Some(from) => {
+                        let doubles = match bonds.get(&key(from, here)) {
+                            None => false,
+                            Some(&ring) => rules == Rules::Rdkit || !ring,
                         };
-                        if refused {
+                        if from == here || doubles {
                             return false;
                         }
-                        bonds.insert(key(from, here));
+                        bonds.insert(key(from, here), true);
                     }
                 }
             }

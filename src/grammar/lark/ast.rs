@@ -15,7 +15,8 @@ pub(super) enum Item {
     RingBonds(RingBondsItem),
 }
 
-/// `%ring_bonds LABEL atoms ATOM... [breaks BREAK...]` (lacuna's own directive).
+/// `%ring_bonds LABEL atoms ATOM... [branches OPEN CLOSE] [breaks BREAK...]` (lacuna's own
+/// directive).
 #[derive(Clone, Debug)]
 pub(super) struct RingBondsItem {
     pub pos: Pos,
@@ -23,6 +24,9 @@ pub(super) struct RingBondsItem {
     pub label: (String, Pos),
     /// The atom terminals, each with where it is named.
     pub atoms: Vec<(String, Pos)>,
+    /// The terminals that open and close a branch (none, or the two), each with where it is
+    /// named.
+    pub branches: Vec<(String, Pos)>,
     /// The terminals after which the next atom is not bonded to the atom before them.
     pub breaks: Vec<(String, Pos)>,
 }

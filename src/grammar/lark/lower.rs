@@ -185,11 +185,15 @@ pub(super) fn lower(items: &[Item], origin: &str, start: &str) -> Result<Grammar
     };
     let names =
         |list: &[(String, Pos)]| -> Vec<String> { list.iter().map(|(n, _)| n.clone()).collect() };
-    crate::grammar::with_ring_bonds(&grammar, &rb.label.0, &names(&rb.atoms), &names(&rb.breaks))
-        .map_err(|e| GrammarError::At {
-            place: format!("{origin}:{}", rb.pos),
-            error: Box::new(e),
-        })
+    let roles = crate::grammar::RingBondRoles {
+        atoms: names(&rb.atoms),
+        branches: names(&rb.branches),
+        breaks: names(&rb.breaks),
+    };
+    crate::grammar::with_ring_bonds(&grammar, &rb.label.0, &roles).map_err(|e| GrammarError::At {
+        place: format!("{origin}:{}", rb.pos),
+        error: Box::new(e),
+    })
 }
 
 /// A helper nonterminal, identified by what it derives.

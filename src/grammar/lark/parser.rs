@@ -6,7 +6,7 @@
 //! item        := [`?` | `!`]* RULE [`.` NUMBER] `:` expansions
 //!              | TERM [`.` NUMBER] `:` expansions
 //!              | `%ignore` expansions | `%import` path [`->` NAME | `(` NAME (`,` NAME)* `)`]
-//!              | `%ring_bonds` TERM `atoms` TERM+ [`breaks` TERM+]   (lacuna's own: see [`crate::grammar::RingBonds`])
+//!              | `%ring_bonds` TERM `atoms` TERM+ [`branches` TERM TERM] [`breaks` TERM+]   (lacuna's own: see [`crate::grammar::RingBonds`])
 //! expansions  := alternative ((`|` | NEWLINE `|`) alternative)*
 //! alternative := expr* [`->` NAME]
 //! expr        := atom [`?` | `*` | `+` | `~` NUMBER [`..` NUMBER]]
@@ -521,23 +521,24 @@ impl Parser<'_> {
         Ok(Item::Import(Import { module, pos, names }))
     }
 
-    /// `%ring_bonds LABEL atoms ATOM... [breaks BREAK...]`: the terminal whose lexemes are
-    /// ring-bond labels, the terminals that are atoms, and those after which the next atom is
-    /// not bonded to the atom before them.
+    /// `%ring_bonds LABEL atoms ATOM... [branches OPEN CLOSE] [breaks BREAK...]`: the terminal
+    /// whose lexemes are ring-bond labels, the terminals that are atoms, the two that open and
+    /// close a branch, and those after which the next atom is not bonded to the atom before
+    /// them.
     fn ring_bonds(&mut self, pos: Pos) -> Result<Item, GrammarError> {
-        let usage = "`%ring_bonds LABEL atoms ATOM... [breaks TERMINAL...]`";
+        let usage = "`%ring_bonds LABEL atoms ATOM... [branches OPEN CLOSE] [breaks TERMINAL...]`";
         let Tok::Term(label) = self.peek().clone() else {
             return Err(self.expected(&format!("the label terminal in {usage}")));
         };
         let label = (label, self.pos());
         self.bump();
-        let mut lists: [Vec<(String, Pos)>; 2] = [Vec::new(), Vec::new()];
-        for (k, keyword) in ["atoms", "breaks"].into_iter().enumerate() {
+        let mut lists: [Vec<(String, Pos)>; 3] = [Vec::new(), Vec::new(), Vec::new()];
+        for (k, keyword) in ["atoms", "branches", "breaks"].into_iter().enumerate() {
             match self.peek().clone() {
                 Tok::Rule(w) if w == keyword => {
                     self.bump();
                 }
-                _ if k == 1 => break,
+                _ if k > 0 => continue,
                 _ => return Err(self.expected(&format!("`{keyword}` in {usage}"))),
             }
             while let Tok::Term(n) = self.peek().clone() {
@@ -547,13 +548,24 @@ impl Parser<'_> {
             if lists[k].is_empty() {
                 return Err(self.expected(&format!("a terminal name after `{keyword}` in {usage}")));
             }
+            if keyword == "branches" && lists[k].len() != 2 {
+                return Err(self.err(
+                    lists[k][0].1,
+                    format!(
+                        "`branches` takes two terminals, the one that opens a branch and the one \
+                         that closes it; {} given",
+                        lists[k].len()
+                    ),
+                ));
+            }
         }
         self.end_of_line("`%ring_bonds`")?;
-        let [atoms, breaks] = lists;
+        let [atoms, branches, breaks] = lists;
         Ok(Item::RingBonds(RingBondsItem {
             pos,
             label,
             atoms,
+            branches,
             breaks,
         }))
     }
