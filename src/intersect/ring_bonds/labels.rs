@@ -72,7 +72,7 @@ impl LooseCount {
     }
 
     /// With `n` more lexemes (parity only).
-    pub(super) fn flipped(&self, n: u8) -> LooseCount {
+    fn flipped(&self, n: u8) -> LooseCount {
         if (self.before + n).is_multiple_of(2) {
             LooseCount::EVEN
         } else {
@@ -80,7 +80,7 @@ impl LooseCount {
         }
     }
 
-    pub(super) fn open(&self) -> u8 {
+    fn open(&self) -> u8 {
         self.here + self.bonded + self.before
     }
 }
@@ -129,7 +129,7 @@ impl Labels {
         ((self.tracked[i / 32] >> ((i % 32) * 2)) & 3) as u8
     }
 
-    pub(super) fn set(&mut self, i: usize, v: u8) {
+    fn set(&mut self, i: usize, v: u8) {
         let w = &mut self.tracked[i / 32];
         *w = (*w & !(3 << ((i % 32) * 2))) | ((v as u64) << ((i % 32) * 2));
     }

@@ -26,14 +26,8 @@ impl RingProduct {
         let mut steps: Vec<Step> = Vec::new();
         let mut ops: Vec<(usize, u128)> = Vec::new();
         for (i, &t) in lexemes.iter().enumerate() {
-            if self.atoms.contains(&t) {
-                steps.push(Step::Atom);
-            } else if self.breaks.contains(&t) {
-                steps.push(Step::Break);
-            } else if self.branches.is_some_and(|(open, _)| open == t) {
-                steps.push(Step::BranchOpen);
-            } else if self.branches.is_some_and(|(_, close)| close == t) {
-                steps.push(Step::BranchClose);
+            if let Some(step) = self.structural_step(t) {
+                steps.push(step);
             } else if self.loose.contains(&t) {
                 let e = self.dfa.edge(edges[i]);
                 let (from, to) = (self.origin[e.from as usize], self.origin[e.to as usize]);
@@ -77,11 +71,7 @@ impl RingProduct {
             chosen: vec![0; ops.len()],
             budget: RELABEL_BUDGET,
         };
-        let start = SearchState {
-            now: [CLOSED; MAX_TRACKED],
-            branches: Vec::new(),
-        };
-        if !search.assign(0, start) {
+        if !search.assign(0, SearchState::default()) {
             return false;
         }
         for (&(i, _), &l) in ops.iter().zip(&search.chosen) {
@@ -96,32 +86,35 @@ impl RingProduct {
     /// says, every label and branch followed: the check of a word a product's witness spells,
     /// where the product may have let a ring close across branches it did not follow.
     pub fn pairs_up(&self, lexemes: &[TerminalId]) -> bool {
-        let mut state = SearchState {
-            now: [CLOSED; MAX_TRACKED],
-            branches: Vec::new(),
-        };
+        let mut state = SearchState::default();
         for &t in lexemes {
-            let step = if self.atoms.contains(&t) {
-                Step::Atom
-            } else if self.breaks.contains(&t) {
-                Step::Break
-            } else if self.branches.is_some_and(|(open, _)| open == t) {
-                Step::BranchOpen
-            } else if self.branches.is_some_and(|(_, close)| close == t) {
-                Step::BranchClose
+            if let Some(step) = self.structural_step(t) {
+                state.step(step);
             } else if let Some(&l) = self.label_of.get(&t) {
                 match state.now[l] {
                     CLOSED => state.open(l),
                     OPEN_BEFORE => state.close(l),
                     _ => return false,
                 }
-                continue;
-            } else {
-                continue;
-            };
-            state.step(step);
+            }
         }
         state.now.iter().all(|&s| s == CLOSED)
+    }
+
+    /// What terminal `t` does to the labels' states if it is an atom, a break or a branch's
+    /// start or end (`None`: a label, or a terminal that does nothing to them).
+    fn structural_step(&self, t: TerminalId) -> Option<Step> {
+        if self.atoms.contains(&t) {
+            Some(Step::Atom)
+        } else if self.breaks.contains(&t) {
+            Some(Step::Break)
+        } else if self.branches.is_some_and(|(open, _)| open == t) {
+            Some(Step::BranchOpen)
+        } else if self.branches.is_some_and(|(_, close)| close == t) {
+            Some(Step::BranchClose)
+        } else {
+            None
+        }
     }
 }
 
@@ -168,6 +161,16 @@ struct SearchState {
     /// Each open branch, innermost last: the labels open near its anchor (`OPEN_HERE` or
     /// `OPEN_BONDED`, every other label `CLOSED`), and where its current atom stands.
     branches: Vec<([u8; MAX_TRACKED], u8)>,
+}
+
+impl Default for SearchState {
+    /// Every label closed, no branch open.
+    fn default() -> SearchState {
+        SearchState {
+            now: [CLOSED; MAX_TRACKED],
+            branches: Vec::new(),
+        }
+    }
 }
 
 impl SearchState {
