@@ -2,14 +2,13 @@
 //! SMILES that builds the molecule's graph, as RDKit does, on small cases enumerated in full.
 //!
 //! The oracle below shares no code with lacuna: it reads atoms, bonds, branches, dots and ring
-//! labels with a stack, and refuses a ring left open, a ring from an atom to itself and a ring
-//! bond that doubles a bond. It has two rule sets: [`Rules::Rdkit`], the whole graph's (what
-//! RDKit refuses), and [`Rules::Checked`], what the grammar documents it checks (all of it but
-//! a ring bond doubling another ring bond, `C12CC12`; see `grammars/smiles.lark`). The tests:
+//! labels with a stack, and refuses what RDKit refuses: a ring left open, a ring from an atom
+//! to itself and a ring bond that doubles a bond (a ring bond included). The tests:
 //! - complete texts: the checker accepts exactly what the baseline grammar (the same grammar
-//!   without the directive) accepts and `Rules::Checked` allows, on every short text of a few
-//!   pieces, and on every text of up to eight pieces of atoms, one label, branches and dots
-//!   (rings across nested branches); and `Rules::Rdkit` allows no more than `Rules::Checked`;
+//!   without the directive) accepts and the oracle allows, on every short text of a few
+//!   pieces, on every text of up to eight pieces of atoms, one label, branches and dots
+//!   (rings across nested branches), and on every text of up to eight pieces of atoms, two
+//!   labels and branches (two rings between the same two atoms);
 //! - texts with holes: whenever some filling (every sequence of up to three pieces from a
 //!   small set in a lone hole, of up to two in each of two) is valid, the checker says completable, and a completion it
 //!   writes is valid;
@@ -30,7 +29,7 @@ mod corpus;
 mod smiles_rings;
 
 use corpus::Rng;
-use smiles_rings::{rings_pair_up, Rules};
+use smiles_rings::rings_pair_up;
 
 const SMILES: &str = include_str!("../grammars/smiles.lark");
 
@@ -44,55 +43,81 @@ fn baseline() -> Checker {
     Checker::new(lark::parse(&text, "smiles-baseline.lark").unwrap()).unwrap()
 }
 
-/// A valid SMILES under `rules`: grammatical, rings paired.
-fn valid(base: &mut Checker, text: &str, rules: Rules) -> bool {
-    base.accepts(text.as_bytes()) && rings_pair_up(text, rules)
+/// A valid SMILES: grammatical, rings paired as RDKit pairs them.
+fn valid(base: &mut Checker, text: &str) -> bool {
+    base.accepts(text.as_bytes()) && rings_pair_up(text)
 }
 
 // ---- complete texts ------------------------------------------------------------------------
 
 const PIECES: [&str; 11] = ["C", "c", "[NH]", "1", "2", "%10", "=", "(", ")", ".", "Cl"];
 
-/// Every sequence of up to `n` pieces, as text.
-fn texts(n: usize) -> Vec<String> {
+/// Every sequence of up to `n` of `pieces`, as text.
+fn texts_of(pieces: &[&str], n: usize) -> Vec<String> {
     let mut out = vec![String::new()];
     let mut layer = vec![String::new()];
     for _ in 0..n {
         layer = layer
             .iter()
-            .flat_map(|t| PIECES.iter().map(move |p| format!("{t}{p}")))
+            .flat_map(|t| pieces.iter().map(move |p| format!("{t}{p}")))
             .collect();
         out.extend(layer.iter().cloned());
     }
     out
 }
 
-#[test]
-fn complete_texts_pair_their_rings_as_the_lexeme_rules_say() {
+/// Every sequence of up to `n` of [`PIECES`], as text.
+fn texts(n: usize) -> Vec<String> {
+    texts_of(&PIECES, n)
+}
+
+/// Judges every grammatical text of up to `n` of `pieces`: the checker accepts exactly those
+/// whose rings pair up as RDKit pairs them. Gives each text and that verdict to `seen`, and
+/// returns how many texts were grammatical.
+fn judge_every_text(pieces: &[&str], n: usize, mut seen: impl FnMut(&str, bool)) -> usize {
     let mut base = baseline();
     let mut checker = Checker::from_spec("smiles").unwrap();
-    let (mut grammatical, mut paired, mut gap) = (0, 0, 0);
-    for text in texts(5) {
+    let mut grammatical = 0;
+    for text in texts_of(pieces, n) {
         if !base.accepts(text.as_bytes()) {
             continue;
         }
         grammatical += 1;
-        let checked = rings_pair_up(&text, Rules::Checked);
-        let rdkit = rings_pair_up(&text, Rules::Rdkit);
-        assert!(
-            !rdkit || checked,
-            "{text:?}: the graph allows what the checked rules refuse"
-        );
-        paired += usize::from(checked);
-        gap += usize::from(checked && !rdkit);
-        assert_eq!(checker.accepts(text.as_bytes()), checked, "{text:?}");
+        let rdkit = rings_pair_up(&text);
+        assert_eq!(checker.accepts(text.as_bytes()), rdkit, "{text:?}");
+        seen(&text, rdkit);
     }
-    // The cases are not vacuous: many grammatical texts hold ring labels. (Five pieces
-    // cannot hold the documented gap, two rings closing on one atom from another:
-    // `known_cases_match_rdkit` has it.)
+    grammatical
+}
+
+#[test]
+fn complete_texts_pair_their_rings_as_the_lexeme_rules_say() {
+    let mut paired = 0;
+    let grammatical = judge_every_text(&PIECES, 5, |_, rdkit| paired += usize::from(rdkit));
+    // The cases are not vacuous: many grammatical texts hold ring labels.
     assert!(
-        grammatical > 2_000 && paired > 200 && gap == 0,
-        "{grammatical} {paired} {gap}"
+        grammatical > 2_000 && paired > 200,
+        "{grammatical} {paired}"
+    );
+}
+
+/// Two rings between the same two atoms: every text of up to eight pieces of atoms, two
+/// ring labels and branches, judged as RDKit judges them (`C12CC12`, `C12(C12)`).
+#[test]
+fn two_rings_between_two_atoms_are_refused_as_rdkit_does() {
+    let (mut paired, mut doubled) = (0, 0);
+    let grammatical = judge_every_text(&["C", "1", "2", "(", ")"], 8, |text, rdkit| {
+        paired += usize::from(rdkit);
+        // Refused for doubling one ring with the other: each ring alone pairs.
+        doubled += usize::from(
+            !rdkit
+                && rings_pair_up(&text.replace('2', ""))
+                && rings_pair_up(&text.replace('1', "")),
+        );
+    });
+    assert!(
+        grammatical > 1_000 && paired > 50 && doubled > 10,
+        "{grammatical} {paired} {doubled}"
     );
 }
 
@@ -100,27 +125,11 @@ fn complete_texts_pair_their_rings_as_the_lexeme_rules_say() {
 /// branches and dots, nested as deep as they go, judged as RDKit judges them.
 #[test]
 fn rings_across_nested_branches_are_judged_as_rdkit_does() {
-    let mut base = baseline();
-    let mut checker = Checker::from_spec("smiles").unwrap();
-    let pieces = ["C", "1", "(", ")", "."];
-    let mut layer = vec![String::new()];
-    let (mut grammatical, mut paired, mut across) = (0, 0, 0);
-    for _ in 0..8 {
-        layer = layer
-            .iter()
-            .flat_map(|t| pieces.iter().map(move |p| format!("{t}{p}")))
-            .collect();
-        for text in &layer {
-            if !base.accepts(text.as_bytes()) {
-                continue;
-            }
-            grammatical += 1;
-            let rdkit = rings_pair_up(text, Rules::Rdkit);
-            assert_eq!(checker.accepts(text.as_bytes()), rdkit, "{text:?}");
-            paired += usize::from(rdkit);
-            across += usize::from(text.contains('1') && text.contains(')'));
-        }
-    }
+    let (mut paired, mut across) = (0, 0);
+    let grammatical = judge_every_text(&["C", "1", "(", ")", "."], 8, |text, rdkit| {
+        paired += usize::from(rdkit);
+        across += usize::from(text.contains('1') && text.contains(')'));
+    });
     assert!(
         grammatical > 1_000 && paired > 100 && across > 100,
         "{grammatical} {paired} {across}"
@@ -159,16 +168,80 @@ fn known_cases_match_rdkit() {
         ("C(C)(C1)1", false),
         ("C1CC(C(C)C)(C)C1", true),
         ("CC1(C)CCC(C)(C)C1", true),
+        // Two rings between the same two atoms.
+        ("C12CC12", false),
+        ("C12CCC21", false),
+        ("C12.C12", false),
+        ("C%10%11CC%10%11", false),
+        ("C12(CC12)", false),
+        ("C12C(C12)", false),
+        ("C2(CC21)1", false),
+        ("C2(CC12)1", false),
+        ("C2(C(C21))1", false),
+        ("C12CC1C2", true),
+        ("C12CCC1C2", true),
+        ("C1(C2)CC12", true),
+        ("C1CC12CC2", true),
     ];
     let mut checker = Checker::from_spec("smiles").unwrap();
     for (text, rdkit) in cases {
         assert_eq!(checker.accepts(text.as_bytes()), rdkit, "{text}");
     }
-    // The documented gap: refused by RDKit, accepted here (two rings closing on one atom
-    // from one atom).
-    for text in ["C12CC12", "C12CCC21"] {
-        assert!(checker.accepts(text.as_bytes()), "{text}");
+}
+
+/// Texts with holes whose chunks already double a ring bond cannot be completed, whatever the
+/// holes hold; a check sees it through the labels the chunks mention (twins), a mask too.
+#[test]
+fn a_doubled_ring_bond_in_the_chunks_is_not_completable() {
+    let mut checker = Checker::from_spec("smiles").unwrap();
+    let holey = |chunks: &[&str]| HoleyText {
+        chunks: chunks.iter().map(|c| c.as_bytes().to_vec()).collect(),
+    };
+    for (chunks, completable) in [
+        (&["C12CC12", ""][..], false),
+        (&["C12CC1", ""][..], true),
+        (&["C12C(C12", ""][..], false),
+        (&["C12C(C1", ""][..], true),
+        // The hole may close both rings and open them again on two atoms.
+        (&["C12", "C12"][..], true),
+        (&["C12", "C1C2"][..], true),
+        (&["C12CCC21", ""][..], false),
+        // A hole before may open 2, which the chunk then closes (`b2.C12CCC21.b2`).
+        (&["", "C12CCC21", ""][..], true),
+    ] {
+        let verdict = checker.check_text(&holey(chunks)).verdict;
+        let expected = if completable {
+            CheckVerdict::Completable
+        } else {
+            CheckVerdict::NotCompletable
+        };
+        assert_eq!(verdict, expected, "{chunks:?}");
+        if completable {
+            let out = checker.complete_text(&holey(chunks)).unwrap().unwrap();
+            let out = String::from_utf8(out).unwrap();
+            assert!(rings_pair_up(&out), "{chunks:?} -> {out:?}");
+        }
     }
+    // The mask after `C1 2 C C1`: `2` would close the second ring on the same two atoms.
+    let mut checker = checker_of(&WORDS);
+    let eos = WORDS.len() as TokenId;
+    let id = |w: &str| WORDS.iter().position(|x| *x == w).unwrap() as TokenId;
+    let canvas = TokenCanvas::new(vec![
+        Some(id("C1")),
+        Some(id("2")),
+        Some(id("C")),
+        Some(id("C1")),
+        None,
+        None,
+        Some(eos),
+    ]);
+    let mask = checker.allowed(&canvas, 4).unwrap().mask;
+    assert!(
+        !mask.contains(id("2")),
+        "{:?}",
+        mask.ids().collect::<Vec<_>>()
+    );
+    assert!(mask.contains(id("C")));
 }
 
 // ---- texts with holes ----------------------------------------------------------------------
@@ -191,18 +264,14 @@ fn holes_that_some_filling_completes_are_completable_and_completions_are_valid()
             chunks: chunks.iter().map(|c| c.as_bytes().to_vec()).collect(),
         };
         let some_filling = if holes == 1 {
-            fillings.iter().any(|f| {
-                valid(
-                    &mut base,
-                    &format!("{}{f}{}", chunks[0], chunks[1]),
-                    Rules::Checked,
-                )
-            })
+            fillings
+                .iter()
+                .any(|f| valid(&mut base, &format!("{}{f}{}", chunks[0], chunks[1])))
         } else {
             short.iter().any(|f| {
                 short.iter().any(|g| {
                     let t = format!("{}{f}{}{g}{}", chunks[0], chunks[1], chunks[2]);
-                    valid(&mut base, &t, Rules::Checked)
+                    valid(&mut base, &t)
                 })
             })
         };
@@ -215,10 +284,7 @@ fn holes_that_some_filling_completes_are_completable_and_completions_are_valid()
         if verdict == CheckVerdict::Completable {
             if let Ok(Some(out)) = checker.complete_text(&text) {
                 let out = String::from_utf8(out).unwrap();
-                assert!(
-                    valid(&mut base, &out, Rules::Checked),
-                    "{chunks:?} -> {out:?}"
-                );
+                assert!(valid(&mut base, &out), "{chunks:?} -> {out:?}");
             }
         }
     }
@@ -244,7 +310,7 @@ fn checker_of(words: &[&str]) -> Checker {
 
 /// For each of the first `len` cells (ids into `words`, `None` masked) and each word, whether
 /// some assignment of words to every masked cell with that word there is valid under
-/// `Rules::Checked`: every assignment enumerated.
+/// RDKit's rules: every assignment enumerated.
 fn valid_words_at(
     base: &mut Checker,
     words: &[&str],
@@ -267,7 +333,7 @@ fn valid_words_at(
             );
             text.push_str(words[w]);
         }
-        if valid(base, &text, Rules::Checked) {
+        if valid(base, &text) {
             for (&p, &w) in masked.iter().zip(&chosen) {
                 valid_at[p][w] = true;
             }

@@ -5,6 +5,7 @@
 //! sampler gives up on the model's proposals. All caches belong to the checker, so checkers of
 //! different grammars never share state.
 
+mod chain;
 mod mask_memo;
 mod tokens;
 
@@ -18,14 +19,15 @@ use crate::canvas::{Canvas, HoleyText};
 use crate::complete::realize;
 use crate::deadline::Deadline;
 use crate::grammar::schema::SchemaOptions;
-use crate::grammar::{spec, Grammar, GrammarError, NormalGrammar, TerminalId};
+use crate::grammar::{spec, Grammar, GrammarError, NormalGrammar};
 use crate::holey::HoleyLexer;
 use crate::intersect::{
-    Edge, LexemeDfa, ProductMode, ProductTooLarge, RingProduct, Searcher, Verdict, DEFAULT_BUDGET,
+    LexemeDfa, ProductMode, ProductTooLarge, RingProduct, Searcher, Verdict, DEFAULT_BUDGET,
     MAX_HOLEY_DEPTH,
 };
-use crate::lexicon::{Lexeme, LexiconError};
+use crate::lexicon::LexiconError;
 use crate::vocab::Vocabulary;
+use chain::chain_dfa;
 
 pub use crate::holey::LexLimits;
 pub use tokens::Allowed;
@@ -381,11 +383,36 @@ impl Checker {
     fn search(&mut self, dfa: &LexemeDfa, text: &HoleyText, witness: bool) -> CheckVerdict {
         match self.constrained(dfa, text) {
             Ok(None) => self.search_as_is(dfa, witness),
+            Ok(Some(product)) if text.chunks.len() == 1 => self.search_solid(&product),
             Ok(Some(product)) => match self.search_as_is(&product.dfa, witness) {
                 CheckVerdict::Unknown => self.search_as_is(dfa, witness),
                 verdict => verdict,
             },
             Err(ProductTooLarge) => self.search_as_is(dfa, witness),
+        }
+    }
+
+    /// The verdict on the ring-bond product of a text without holes, made exact: the product
+    /// keeps where each label's opener stands to the current atom, which misses a ring bond
+    /// doubling one whose labels opened on different atoms (`C2(CC21)1`), so the word it finds
+    /// is read bond by bond ([`RingProduct::pairs_up`]). A text's automaton has one word
+    /// unless a lexeme is ambiguous; where it has several and the one found fails, the
+    /// verdict is unknown rather than a guess.
+    fn search_solid(&mut self, product: &RingProduct) -> CheckVerdict {
+        let verdict = self.search_as_is(&product.dfa, true);
+        if verdict != CheckVerdict::Completable {
+            return verdict;
+        }
+        let witness = self
+            .searcher
+            .witness()
+            .expect("a completable search leaves a witness");
+        if product.pairs_up(&witness.lexemes(&product.dfa)) {
+            CheckVerdict::Completable
+        } else if product.dfa.is_one_path() {
+            CheckVerdict::NotCompletable
+        } else {
+            CheckVerdict::Unknown
         }
     }
 
@@ -445,12 +472,14 @@ impl Checker {
         // Under ring bonds: a witness that only closes rings in the holes is sought first
         // (a small product), then one with at most one unmentioned label open at a time (both
         // can always be labelled), and only if neither exists does the loose product decide.
+        // A witness that cannot be labelled sends the search on to the next product.
         let mut lexemes = None;
         let mut unknown = false;
+        let mut unlabelled = None;
         for mode in [
             ProductMode::Closing,
             ProductMode::Strict,
-            ProductMode::Loose,
+            ProductMode::LooseUntwinned,
         ] {
             let product = match self.constrained_as(&dfa, text, mode) {
                 Ok(p) => p,
@@ -461,11 +490,13 @@ impl Checker {
             };
             let searched = product.as_ref().map_or(&dfa, |p| &p.dfa);
             match self.search_as_is(searched, true) {
-                CheckVerdict::NotCompletable if product.is_none() || mode == ProductMode::Loose => {
-                    return if unknown {
-                        Err(CompletionError::Budget)
-                    } else {
-                        Ok(None)
+                CheckVerdict::NotCompletable
+                    if product.is_none() || mode == ProductMode::LooseUntwinned =>
+                {
+                    return match unlabelled {
+                        Some(e) => Err(e),
+                        None if unknown => Err(CompletionError::Budget),
+                        None => Ok(None),
                     };
                 }
                 CheckVerdict::NotCompletable => continue,
@@ -482,19 +513,21 @@ impl Checker {
             let mut found = witness.lexemes(searched);
             if let Some(p) = &product {
                 if !p.relabel(&witness.edges, &mut found) {
-                    return Err(CompletionError::Unlabelled);
+                    unlabelled = Some(CompletionError::Unlabelled);
+                    continue;
                 }
                 // The loose product may close a ring across branches a hole nests past
                 // what it follows (a completion's products do not take such words).
                 if !p.pairs_up(&found) {
-                    return Err(CompletionError::RingAcrossBranches);
+                    unlabelled = Some(CompletionError::RingAcrossBranches);
+                    continue;
                 }
             }
             lexemes = Some(found);
             break;
         }
         let Some(lexemes) = lexemes else {
-            return Err(CompletionError::Budget);
+            return Err(unlabelled.unwrap_or(CompletionError::Budget));
         };
         let (lx, table) = self.lexer.parts();
         let fillers = realize(
@@ -521,47 +554,15 @@ impl Checker {
             Ok(p) => p,
             Err(ProductTooLarge) => return false,
         };
-        let dfa = product.as_ref().map_or(&dfa, |p| &p.dfa);
-        self.searcher.decide(&self.normal, dfa, self.budgets.search) == Verdict::NonEmpty
-    }
-}
-
-/// The automaton of a lexed text: state i is "before token i"; a token with several possible
-/// lexemes has an edge for each, and a token that may also be skipped lets its state take the
-/// next state's edges as well (copied, so no ε-edges are needed).
-fn chain_dfa(tokens: &[smallvec::SmallVec<[Lexeme; 2]>]) -> LexemeDfa {
-    let n = tokens.len();
-    let mut out_edges: Vec<Vec<(TerminalId, u32)>> = vec![Vec::new(); n + 1];
-    let mut accepting = vec![n as u32];
-    for i in (0..n).rev() {
-        let mut e: Vec<(TerminalId, u32)> = tokens[i]
-            .iter()
-            .filter_map(|l| match *l {
-                Lexeme::Terminal(t) => Some((t, i as u32 + 1)),
-                Lexeme::Skip => None,
-            })
-            .collect();
-        if tokens[i].contains(&Lexeme::Skip) {
-            e.extend(out_edges[i + 1].clone());
-            if accepting.contains(&(i as u32 + 1)) {
-                accepting.push(i as u32);
+        match product {
+            Some(product) => self.search_solid(&product) == CheckVerdict::Completable,
+            None => {
+                self.searcher
+                    .decide(&self.normal, &dfa, self.budgets.search)
+                    == Verdict::NonEmpty
             }
         }
-        out_edges[i] = e;
     }
-    let edges = out_edges
-        .iter()
-        .enumerate()
-        .flat_map(|(from, es)| {
-            es.iter().map(move |&(terminal, to)| Edge {
-                from: from as u32,
-                terminal,
-                to,
-                cost: 0,
-            })
-        })
-        .collect();
-    LexemeDfa::new(n + 1, 0, &accepting, edges).expect("chain states are in range")
 }
 
 /// Why no completion could be returned for a canvas that may be completable.
@@ -578,12 +579,13 @@ pub enum CompletionError {
     /// up (see [`crate::intersect::RingProduct`]): the canvas may still be completable.
     Unlabelled,
     #[error(
-        "the completion found closes a ring across branches its holes nest deeper than the \
-         check follows; the canvas may still be completable"
+        "the completion found closes a ring onto an atom already bonded to its opener, across \
+         branches its holes nest deeper than the check follows or by a second ring; the canvas \
+         may still be completable"
     )]
     /// The grammar has ring bonds and the witness found closes a ring onto an atom already
-    /// bonded to its opener across branches the product did not follow (see DESIGN.md, *Ring
-    /// bonds*): the canvas may still be completable.
+    /// bonded to its opener, across branches the product did not follow or by a second ring
+    /// bond (see DESIGN.md, *Ring bonds*): the canvas may still be completable.
     RingAcrossBranches,
     #[error("internal error: the completion {0:?} failed its re-check")]
     /// A bug: the completion found does not pass the independent re-check (the text is given).

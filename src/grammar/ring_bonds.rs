@@ -29,10 +29,9 @@ pub const MAX_RING_LABELS: usize = 128;
 ///   the branch's first atom, and a label after a branch belongs to the anchor
 ///   (`C1(C)C1`, `C1(CC)1`, `C1C(C)1` and `C(C1)1` are refused, `C1(CC1)` and `C(CC1)1` are
 ///   not). Without `branches`, the end of a branch must be one of the `breaks`, and a ring
-///   closed across a branch is not refused.
-///
-/// Not said: two ring bonds between the same two atoms (`C12CC12`), which only the pairs of
-/// labels opened on one atom tell. RDKit refuses them; they are accepted here.
+///   closed across a branch is not refused;
+/// - nor on an atom already ring-bonded to that atom: two ring bonds between the same two
+///   atoms (`C12CC12`, `C12CCC21`, `C2(CC21)1`), which RDKit refuses too.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RingBonds {
     /// One terminal per label, each matching exactly its label's text.

@@ -143,6 +143,13 @@ impl LexemeDfa {
         &self.out_edges[a as usize..b as usize]
     }
 
+    /// Whether the automaton spells one word at most: no ε-edge, and no state with two
+    /// edges out.
+    pub fn is_one_path(&self) -> bool {
+        !self.has_epsilons()
+            && (0..self.num_states as StateId).all(|q| self.out_edges(q).len() <= 1)
+    }
+
     /// Whether the automaton has ε-edges.
     pub fn has_epsilons(&self) -> bool {
         !self.eps_targets.is_empty()

@@ -1,23 +1,13 @@
 //! An independent reading of SMILES ring bonds for the tests (`ring_bonds`, `smiles_corpus`):
 //! atoms, bonds, branches, dots and ring labels read with a stack into the molecule's graph,
-//! sharing no code with lacuna. It refuses a ring left open, a ring from an atom to itself and
-//! a ring bond that doubles a bond (RDKit's rules), or, under [`Rules::Checked`], all but the
-//! last for a bond that is itself a ring bond, as `grammars/smiles.lark` documents. The text
-//! must be a SMILES apart from its rings (every ring label after an atom).
+//! sharing no code with lacuna. It refuses what RDKit refuses: a ring left open, a ring from
+//! an atom to itself, and a ring bond that doubles a bond, a ring bond included (`C1C1`,
+//! `C12CC12`). The text must be a SMILES apart from its rings (every ring label after an atom).
 
 #![allow(dead_code)]
 
-#[derive(Clone, Copy, PartialEq, Debug)]
-pub enum Rules {
-    /// The molecule's graph: no ring to its own atom, no ring doubling a bond.
-    Rdkit,
-    /// What lacuna checks: those rules, but a ring bond may double another ring bond
-    /// (`C12CC12`).
-    Checked,
-}
-
-/// Whether the ring bonds of a grammatical SMILES `text` pair up under `rules`.
-pub fn rings_pair_up(text: &str, rules: Rules) -> bool {
+/// Whether the ring bonds of a grammatical SMILES `text` pair up as RDKit requires.
+pub fn rings_pair_up(text: &str) -> bool {
     let b = text.as_bytes();
     let mut i = 0;
     // Atom index of the last atom; the branch stack; whether the next atom is bonded to it.
@@ -25,8 +15,8 @@ pub fn rings_pair_up(text: &str, rules: Rules) -> bool {
     let mut stack: Vec<Option<usize>> = Vec::new();
     let mut bonded = true;
     let mut atoms = 0usize;
-    // The bonds between atoms, each with whether it is a ring bond.
-    let mut bonds: std::collections::HashMap<(usize, usize), bool> = Default::default();
+    // The bonds between atoms.
+    let mut bonds: std::collections::HashSet<(usize, usize)> = Default::default();
     // Open labels: label → the atom it opened on.
     let mut open: std::collections::HashMap<String, usize> = Default::default();
     let key = |a: usize, c: usize| (a.min(c), a.max(c));
@@ -77,7 +67,7 @@ pub fn rings_pair_up(text: &str, rules: Rules) -> bool {
                 let a = atoms;
                 atoms += 1;
                 if let (Some(p), true) = (last, bonded) {
-                    bonds.insert(key(p, a), false);
+                    bonds.insert(key(p, a));
                 }
                 last = Some(a);
                 bonded = true;
@@ -89,14 +79,9 @@ pub fn rings_pair_up(text: &str, rules: Rules) -> bool {
                         open.insert(l, here);
                     }
                     Some(from) => {
-                        let doubles = match bonds.get(&key(from, here)) {
-                            None => false,
-                            Some(&ring) => rules == Rules::Rdkit || !ring,
-                        };
-                        if from == here || doubles {
+                        if from == here || !bonds.insert(key(from, here)) {
                             return false;
                         }
-                        bonds.insert(key(from, here), true);
                     }
                 }
             }

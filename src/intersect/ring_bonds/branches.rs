@@ -17,8 +17,7 @@
 //! [`MAX_HOLEY_DEPTH`] branches at once (a hole can nest them without end); what it does past
 //! that is the product's choice (see [`super::RingProduct::new`]).
 
-use hashbrown::HashMap;
-
+use super::interner::Interner;
 use super::labels::{Labels, Who, CLOSED, OPEN_BONDED};
 
 /// The most open branches a product of a text with holes follows at once (text without holes
@@ -69,19 +68,15 @@ pub(super) enum Move {
 /// The stacks of open branches a product's states hold, each stored once and named by an
 /// index (0: no open branch).
 pub(super) struct BranchStacks {
-    stacks: Vec<Vec<Branch>>,
-    ids: HashMap<Vec<Branch>, u32>,
+    stacks: Interner<Vec<Branch>>,
     follow: bool,
 }
 
 impl BranchStacks {
     /// Stacks of open branches, if `follow` (if not, a branch's end reads as a break).
     pub(super) fn new(follow: bool) -> BranchStacks {
-        let mut ids = HashMap::new();
-        ids.insert(Vec::new(), 0);
         BranchStacks {
-            stacks: vec![Vec::new()],
-            ids,
+            stacks: Interner::new(Vec::new()),
             follow,
         }
     }
@@ -90,7 +85,7 @@ impl BranchStacks {
     /// the labels after the lexeme for every move but [`Move::Close`], for which they are the
     /// labels before it.
     pub(super) fn after(&mut self, stack: u32, labels: Labels, m: Move) -> (Labels, u32) {
-        let branches = &self.stacks[stack as usize];
+        let branches = self.stacks.get(stack);
         if !self.follow {
             let labels = match m {
                 Move::Close => labels.after_break(),
@@ -116,7 +111,7 @@ impl BranchStacks {
                 };
                 let after = labels.after_branch(&top.near);
                 let rest = rest.to_vec();
-                return (after, self.intern(rest));
+                return (after, self.stacks.intern(rest));
             }
             Move::Atom | Move::Break => {
                 let Some(top) = branches.last() else {
@@ -164,27 +159,17 @@ impl BranchStacks {
         // product to judge).
         let drop = changed.iter().take_while(|b| b.ends_as_break()).count();
         changed.drain(..drop);
-        (labels, self.intern(changed))
+        (labels, self.stacks.intern(changed))
     }
 
     /// How many branches stack `id` holds.
     pub(super) fn depth(&self, id: u32) -> usize {
-        self.stacks[id as usize].len()
+        self.stacks.get(id).len()
     }
 
     /// Stack `id` without its bottom branch, whose end will read as a break.
     pub(super) fn without_bottom(&mut self, id: u32) -> u32 {
-        let stack = self.stacks[id as usize][1..].to_vec();
-        self.intern(stack)
-    }
-
-    fn intern(&mut self, stack: Vec<Branch>) -> u32 {
-        if let Some(&id) = self.ids.get(&stack) {
-            return id;
-        }
-        let id = self.stacks.len() as u32;
-        self.stacks.push(stack.clone());
-        self.ids.insert(stack, id);
-        id
+        let stack = self.stacks.get(id)[1..].to_vec();
+        self.stacks.intern(stack)
     }
 }

@@ -134,6 +134,34 @@ impl Labels {
         *w = (*w & !(3 << ((i % 32) * 2))) | ((v as u64) << ((i % 32) * 2));
     }
 
+    /// The tracked labels open on the current atom (`OPEN_HERE`), bits by tracked index.
+    pub(super) fn open_here(&self) -> u128 {
+        let mut out = 0u128;
+        for (i, &w) in self.tracked.iter().enumerate() {
+            let mut here = w & LOW_BITS & !((w >> 1) & LOW_BITS);
+            while here != 0 {
+                out |= 1 << (i * 32 + here.trailing_zeros() as usize / 2);
+                here &= here - 1;
+            }
+        }
+        out
+    }
+
+    /// With the open tracked labels of `twins` (bits by tracked index) open on an atom bonded
+    /// to the current one: their twin closed here, so their opener is bonded to it.
+    pub(super) fn with_bonded(&self, twins: u128) -> Labels {
+        let mut out = *self;
+        let mut rest = twins;
+        while rest != 0 {
+            let k = rest.trailing_zeros() as usize;
+            rest &= rest - 1;
+            if out.get(k) != CLOSED {
+                out.set(k, OPEN_BONDED);
+            }
+        }
+        out
+    }
+
     /// After an atom: a label open on the last atom is open on the one bonded to it
     /// (`OPEN_HERE` 01 → `OPEN_BONDED` 11), and one open on that atom is now further back
     /// (11 → `OPEN_BEFORE` 10); the loose group's counts move alike.

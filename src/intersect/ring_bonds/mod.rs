@@ -5,8 +5,11 @@
 //! The product pairs each automaton state with the state of the labels ([`labels`]): for each
 //! tracked label, whether it is closed, open on the last atom (closing now would ring an atom
 //! to itself, `C11`), open on an atom bonded to it (closing now would double their bond,
-//! `C1C1`), or open from further back; and with the stack of open branches ([`branches`]),
-//! which says what a branch's end restores (`C1(C)C1`). Only the pairs reachable from the
+//! `C1C1`), or open from further back; with the stack of open branches ([`branches`]),
+//! which says what a branch's end restores (`C1(C)C1`); and with the groups of tracked labels
+//! opened on one atom ([`twins`]), so that two of them do not close on one atom (`C12CC12`).
+//! What the states cannot tell (a ring doubled through a branch's anchor, `C2(CC21)1`) a word
+//! is checked for bond by bond ([`RingProduct::pairs_up`]). Only the pairs reachable from the
 //! start are built, so a text without holes gives one pair per state, and a canvas's holes
 //! multiply states only by the label states and stacks they can reach.
 //!
@@ -31,14 +34,17 @@
 //! `2`), so every label would look mentioned.
 
 mod branches;
+mod interner;
 mod labels;
 mod relabel;
+mod twins;
 
 use hashbrown::HashMap;
 
 pub(crate) use branches::MAX_HOLEY_DEPTH;
 use branches::{BranchStacks, Move};
 use labels::{Labels, LooseCount, Who, CLOSED, MAX_SLOTS, OPEN_BEFORE, OPEN_HERE};
+use twins::TwinGroups;
 
 use super::dfa::{Edge, LexemeDfa, StateId};
 use crate::grammar::{RingBonds, TerminalId};
@@ -72,6 +78,11 @@ pub enum ProductMode {
     /// Every word some labelling makes valid, and maybe more: labels no chunk mentions are
     /// kept by their parity only. What checks and masks search.
     Loose,
+    /// As `Loose`, without twins ([`twins`]): a completion's last resort, whose word is read
+    /// bond by bond before it is written ([`RingProduct::pairs_up`]). Twins grew such a
+    /// product by a quarter and put its witness search past the budget on a canvas of the
+    /// shared workload whose loose search had found one (`w0254`: seven holes, two labels).
+    LooseUntwinned,
     /// Only words with at most one unmentioned label open at a time, each of which
     /// [`RingProduct::relabel`] labels.
     Strict,
@@ -80,6 +91,12 @@ pub enum ProductMode {
     /// rings needs (most do), where `Strict` multiplies a canvas of several holes and labels
     /// by every combination of open labels.
     Closing,
+}
+
+impl ProductMode {
+    fn is_loose(self) -> bool {
+        matches!(self, ProductMode::Loose | ProductMode::LooseUntwinned)
+    }
 }
 
 /// The automaton built would have more states than allowed.
@@ -158,7 +175,7 @@ impl RingProduct {
         // (Only where the holes are text: a token hole's automaton tells every digit apart,
         // so every label there would look forced.)
         let forced = |q: StateId, r: StateId| {
-            mode != ProductMode::Loose
+            !mode.is_loose()
                 && labels_between
                     .get(&(q, r))
                     .is_some_and(|&b| (b & loose_bits).count_ones() == 1)
@@ -179,11 +196,11 @@ impl RingProduct {
 
         // Branches matter to tracked labels and slots, and to the loose group where it is
         // counted; a parity-only group with nothing tracked is blind to them.
-        let follow = rb.branches().is_some() && (mode != ProductMode::Loose || tracked > 0);
+        let follow = rb.branches().is_some() && (!mode.is_loose() || tracked > 0);
         let mut stacks = BranchStacks::new(follow);
         let max_stacks_per_state = match mode {
             _ if max_depth == usize::MAX => usize::MAX,
-            ProductMode::Loose => MAX_STACKS_PER_STATE,
+            ProductMode::Loose | ProductMode::LooseUntwinned => MAX_STACKS_PER_STATE,
             ProductMode::Strict | ProductMode::Closing => COMPLETION_STACKS_PER_STATE,
         };
         // The stacks each state of `dfa` has been paired with (the empty one aside).
@@ -193,7 +210,9 @@ impl RingProduct {
             None => (None, None),
         };
 
-        type Key = (StateId, Labels, u32);
+        // Twins: tracked labels opened on one atom ([`twins`]).
+        let mut twins = TwinGroups::new(mode != ProductMode::LooseUntwinned);
+        type Key = (StateId, Labels, u32, u32);
         let mut ids: HashMap<Key, StateId> = HashMap::new();
         let mut states: Vec<Key> = Vec::new();
         let mut intern = |key: Key, states: &mut Vec<Key>| {
@@ -207,7 +226,7 @@ impl RingProduct {
         // until it fits (their ends then read as breaks: it may accept a ring closed across
         // them, never refuse one); a completion's product does not take the lexeme, so that
         // every word it accepts pairs its rings.
-        let over_approximate = mode == ProductMode::Loose;
+        let over_approximate = mode.is_loose();
         let mut admit = |q: StateId, mut stack: u32, stacks: &mut BranchStacks| -> Option<u32> {
             let seen = stacks_at.entry(q).or_default();
             loop {
@@ -225,26 +244,27 @@ impl RingProduct {
             }
         };
         let mut first = Labels::default();
-        if mode == ProductMode::Loose {
+        if mode.is_loose() {
             // Not counted: the group's parity from the start.
             first.loose = LooseCount::EVEN;
         }
-        let start = intern((dfa.start(), first, 0), &mut states);
+        let start = intern((dfa.start(), first, 0, 0), &mut states);
         let mut edges: Vec<Edge> = Vec::new();
         let mut epsilons = Vec::new();
         let mut accepting = Vec::new();
         // The loose group's edges between the same two states are one edge of the product, the
         // cheapest (a completion writes `1` rather than `%10`).
         let mut loose_edges: Vec<Edge> = Vec::new();
-        // Where one edge of the original leads: the labels after it, and what it does.
-        let mut moves: Vec<(Labels, Move)> = Vec::new();
+        // Where one edge of the original leads: the labels after it, what it does, and the
+        // twins after it.
+        let mut moves: Vec<(Labels, Move, u32)> = Vec::new();
         let mut next = 0usize;
         while next < states.len() {
             if states.len() > max_states {
                 return Err(ProductTooLarge);
             }
             let from = next as StateId;
-            let (q, labels, stack) = states[next];
+            let (q, labels, stack, tw) = states[next];
             next += 1;
             if dfa.is_accepting(q) && labels.all_closed() {
                 accepting.push(from);
@@ -253,7 +273,7 @@ impl RingProduct {
                 let Some(stack) = admit(r, stack, &mut stacks) else {
                     continue;
                 };
-                let to = intern((r, labels, stack), &mut states);
+                let to = intern((r, labels, stack, tw), &mut states);
                 epsilons.push(((from, to), (q, r)));
             }
             loose_edges.clear();
@@ -266,11 +286,17 @@ impl RingProduct {
                         CLOSED => moves.push((
                             labels.with(Who::Tracked(k), OPEN_HERE),
                             Move::Opened(Who::Tracked(k)),
+                            tw,
                         )),
-                        OPEN_BEFORE => moves.push((
-                            labels.with(Who::Tracked(k), CLOSED),
-                            Move::Closed(Who::Tracked(k)),
-                        )),
+                        OPEN_BEFORE => {
+                            // Its twins' opener is now bonded to this atom.
+                            let (bonded, tw) = twins.closed(tw, k);
+                            moves.push((
+                                labels.with(Who::Tracked(k), CLOSED).with_bonded(bonded),
+                                Move::Closed(Who::Tracked(k)),
+                                tw,
+                            ))
+                        }
                         _ => continue,
                     },
                     Some(LabelRole::Loose) => {
@@ -284,7 +310,7 @@ impl RingProduct {
                                 _ => continue,
                             };
                             match labels.with_slot(x, next) {
-                                Some(after) => moves.push((after, m)),
+                                Some(after) => moves.push((after, m, tw)),
                                 None => continue,
                             }
                         } else if in_hole {
@@ -296,10 +322,10 @@ impl RingProduct {
                                     Some(_) => Who::Slot(x),
                                     None => Who::Loose,
                                 };
-                                moves.push((after, Move::Opened(who)));
+                                moves.push((after, Move::Opened(who), tw));
                             }
                             if let Some(after) = closed {
-                                moves.push((after, Move::Closed(Who::Loose)));
+                                moves.push((after, Move::Closed(Who::Loose), tw));
                             }
                         } else {
                             match loose_edges.iter_mut().find(|f| f.to == e.to) {
@@ -310,18 +336,27 @@ impl RingProduct {
                             continue;
                         }
                     }
-                    None if is_atom(e.terminal) => moves.push((labels.after_atom(), Move::Atom)),
-                    None if is_break(e.terminal) => moves.push((labels.after_break(), Move::Break)),
-                    None if Some(e.terminal) == branch_open => moves.push((labels, Move::Open)),
-                    None if Some(e.terminal) == branch_close => moves.push((labels, Move::Close)),
-                    None => moves.push((labels, Move::Other)),
+                    None if is_atom(e.terminal) => {
+                        let tw = twins.left_atom(tw, labels.open_here());
+                        moves.push((labels.after_atom(), Move::Atom, tw))
+                    }
+                    None if is_break(e.terminal) => {
+                        let tw = twins.left_atom(tw, labels.open_here());
+                        moves.push((labels.after_break(), Move::Break, tw))
+                    }
+                    None if Some(e.terminal) == branch_open => moves.push((labels, Move::Open, tw)),
+                    None if Some(e.terminal) == branch_close => {
+                        let tw = twins.left_atom(tw, labels.open_here());
+                        moves.push((labels, Move::Close, tw))
+                    }
+                    None => moves.push((labels, Move::Other, tw)),
                 };
-                for &(after, m) in &moves {
+                for &(after, m, tw) in &moves {
                     let (after, stack) = stacks.after(stack, after, m);
                     let Some(stack) = admit(e.to, stack, &mut stacks) else {
                         continue;
                     };
-                    let to = intern((e.to, after, stack), &mut states);
+                    let to = intern((e.to, after, stack, tw), &mut states);
                     edges.push(Edge { from, to, ..e });
                 }
             }
@@ -337,14 +372,17 @@ impl RingProduct {
                     let Some(stack) = admit(e.to, stack, &mut stacks) else {
                         continue;
                     };
-                    let to = intern((e.to, after, stack), &mut states);
+                    let to = intern((e.to, after, stack, tw), &mut states);
                     edges.push(Edge { from, to, ..e });
                 }
             }
         }
         let eps: Vec<(StateId, StateId)> = epsilons.iter().map(|&(p, _)| p).collect();
-        let origin = states.iter().map(|&(q, _, _)| q).collect();
-        let loose_states = states.iter().map(|&(_, l, _)| (l.slots, l.loose)).collect();
+        let origin = states.iter().map(|&(q, ..)| q).collect();
+        let loose_states = states
+            .iter()
+            .map(|&(_, l, ..)| (l.slots, l.loose))
+            .collect();
         let dfa = LexemeDfa::with_epsilons(states.len(), start, &accepting, edges, &eps)
             .map_err(|_| ProductTooLarge)?;
         Ok(Some(RingProduct {

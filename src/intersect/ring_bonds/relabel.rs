@@ -2,12 +2,9 @@
 //! open labels without naming them, so the word it finds has lexemes of the group whose
 //! labels must be chosen, here, so that they pair up as the constraint says.
 
-use hashbrown::HashMap;
+use hashbrown::{HashMap, HashSet};
 
-use super::branches::{FIRST_ATOM, NO_ATOM, PAST};
-use super::labels::{
-    after_atom, after_break, CLOSED, MAX_TRACKED, OPEN_BEFORE, OPEN_BONDED, OPEN_HERE,
-};
+use super::labels::MAX_TRACKED;
 use super::RingProduct;
 use crate::grammar::TerminalId;
 
@@ -23,41 +20,43 @@ impl RingProduct {
     /// first, trying one label of each kind (labels the same edges allow are alike).
     pub fn relabel(&self, edges: &[u32], lexemes: &mut [TerminalId]) -> bool {
         let group_bits: u128 = self.loose.iter().fold(0, |b, t| b | 1 << self.label_of[t]);
-        let mut steps: Vec<Step> = Vec::new();
-        let mut ops: Vec<(usize, u128)> = Vec::new();
+        let skeleton = self.skeleton(lexemes);
+        let mut ops: Vec<(usize, u128, OpKind)> = Vec::new();
+        let mut fixed: Vec<(usize, usize)> = Vec::new();
         for (i, &t) in lexemes.iter().enumerate() {
-            if let Some(step) = self.structural_step(t) {
-                steps.push(step);
-            } else if self.loose.contains(&t) {
-                let e = self.dfa.edge(edges[i]);
-                let (from, to) = (self.origin[e.from as usize], self.origin[e.to as usize]);
-                let mut allowed = self.labels_between.get(&(from, to)).copied().unwrap_or(0);
-                let (a, b) = (
-                    self.loose_states[e.from as usize],
-                    self.loose_states[e.to as usize],
-                );
-                let x = self.label_of[&t];
-                let kind = if a.0 != b.0 || a.0.iter().any(|s| s.0 as usize == x) {
-                    // A slot's label: its text is the lexeme's.
-                    allowed &= 1 << x;
-                    OpKind::Either
-                } else if a.1.is_parity() || b.1.is_parity() {
-                    OpKind::Either
-                } else if b.1.here > a.1.here {
-                    OpKind::Open
-                } else {
-                    OpKind::Close
-                };
-                steps.push(Step::Label(ops.len(), kind));
-                ops.push((i, allowed & group_bits));
+            let Some(&x) = self.label_of.get(&t) else {
+                continue;
+            };
+            if !self.loose.contains(&t) {
+                fixed.push((i, x));
+                continue;
             }
+            let e = self.dfa.edge(edges[i]);
+            let (from, to) = (self.origin[e.from as usize], self.origin[e.to as usize]);
+            let mut allowed = self.labels_between.get(&(from, to)).copied().unwrap_or(0);
+            let (a, b) = (
+                self.loose_states[e.from as usize],
+                self.loose_states[e.to as usize],
+            );
+            let kind = if a.0 != b.0 || a.0.iter().any(|s| s.0 as usize == x) {
+                // A slot's label: its text is the lexeme's.
+                allowed &= 1 << x;
+                OpKind::Either
+            } else if a.1.is_parity() || b.1.is_parity() {
+                OpKind::Either
+            } else if b.1.here > a.1.here {
+                OpKind::Open
+            } else {
+                OpKind::Close
+            };
+            ops.push((i, allowed & group_bits, kind));
         }
         // Labels allowed on the same lexemes are alike: one of each kind is tried.
         let mut kinds: HashMap<Vec<bool>, usize> = HashMap::new();
         let mut kind_of = [usize::MAX; MAX_TRACKED];
         for &t in &self.loose {
             let l = self.label_of[&t];
-            let column: Vec<bool> = ops.iter().map(|&(_, a)| a >> l & 1 == 1).collect();
+            let column: Vec<bool> = ops.iter().map(|&(_, a, _)| a >> l & 1 == 1).collect();
             let next = kinds.len();
             kind_of[l] = *kinds.entry(column).or_insert(next);
         }
@@ -65,16 +64,17 @@ impl RingProduct {
             return false;
         }
         let mut search = LabelSearch {
-            steps: &steps,
             ops: &ops,
+            fixed: &fixed,
+            skeleton: &skeleton,
             kind_of: &kind_of,
             chosen: vec![0; ops.len()],
             budget: RELABEL_BUDGET,
         };
-        if !search.assign(0, SearchState::default()) {
+        if !search.assign(0, 0, SearchState::default()) {
             return false;
         }
-        for (&(i, _), &l) in ops.iter().zip(&search.chosen) {
+        for (&(i, _, _), &l) in ops.iter().zip(&search.chosen) {
             lexemes[i] = self.labels[l];
         }
         true
@@ -83,38 +83,56 @@ impl RingProduct {
 
 impl RingProduct {
     /// Whether the ring labels of `lexemes`, a word's terminals, pair up as the constraint
-    /// says, every label and branch followed: the check of a word a product's witness spells,
-    /// where the product may have let a ring close across branches it did not follow.
+    /// says, every label and branch followed: the exact check of a word a product spells,
+    /// where the product may have let a ring close across branches it did not follow, or
+    /// double a ring bond ([`super::twins`] keeps tracked labels only).
     pub fn pairs_up(&self, lexemes: &[TerminalId]) -> bool {
+        let skeleton = self.skeleton(lexemes);
         let mut state = SearchState::default();
-        for &t in lexemes {
-            if let Some(step) = self.structural_step(t) {
-                state.step(step);
-            } else if let Some(&l) = self.label_of.get(&t) {
-                match state.now[l] {
-                    CLOSED => state.open(l),
-                    OPEN_BEFORE => state.close(l),
-                    _ => return false,
-                }
+        for (i, &t) in lexemes.iter().enumerate() {
+            let Some(&l) = self.label_of.get(&t) else {
+                continue;
+            };
+            let Some(atom) = skeleton.atom_at[i] else {
+                return false;
+            };
+            if state.open[l] == NOT_OPEN {
+                state.open[l] = atom;
+            } else if !state.close(l, atom, &skeleton) {
+                return false;
             }
         }
-        state.now.iter().all(|&s| s == CLOSED)
+        state.all_closed()
     }
 
-    /// What terminal `t` does to the labels' states if it is an atom, a break or a branch's
-    /// start or end (`None`: a label, or a terminal that does nothing to them).
-    fn structural_step(&self, t: TerminalId) -> Option<Step> {
-        if self.atoms.contains(&t) {
-            Some(Step::Atom)
-        } else if self.breaks.contains(&t) {
-            Some(Step::Break)
-        } else if self.branches.is_some_and(|(open, _)| open == t) {
-            Some(Step::BranchOpen)
-        } else if self.branches.is_some_and(|(_, close)| close == t) {
-            Some(Step::BranchClose)
-        } else {
-            None
+    /// The atoms of a word and its bonds that are not ring bonds, which its labels do not
+    /// change: atoms are numbered in order; an atom bonds to the current one unless a break
+    /// comes between; a branch's start keeps the current atom (its anchor), and its end makes
+    /// the anchor current again.
+    fn skeleton(&self, lexemes: &[TerminalId]) -> Skeleton {
+        let mut atom_at = Vec::with_capacity(lexemes.len());
+        let mut bonds = HashSet::new();
+        let (mut current, mut bonded, mut atoms) = (None, true, 0u32);
+        let mut anchors: Vec<Option<u32>> = Vec::new();
+        for &t in lexemes {
+            if self.atoms.contains(&t) {
+                if let (Some(c), true) = (current, bonded) {
+                    bonds.insert((c, atoms));
+                }
+                current = Some(atoms);
+                atoms += 1;
+                bonded = true;
+            } else if self.breaks.contains(&t) {
+                bonded = false;
+            } else if self.branches.is_some_and(|(open, _)| open == t) {
+                anchors.push(current);
+            } else if self.branches.is_some_and(|(_, close)| close == t) {
+                current = anchors.pop().unwrap_or(current);
+                bonded = true;
+            }
+            atom_at.push(current);
         }
+        Skeleton { atom_at, bonds }
     }
 }
 
@@ -130,140 +148,119 @@ enum OpKind {
     Either,
 }
 
-/// A lexeme of a word that matters to the loose group's labels.
-#[derive(Clone, Copy, Debug)]
-enum Step {
-    Atom,
-    Break,
-    BranchOpen,
-    BranchClose,
-    /// The `n`th loose label lexeme.
-    Label(usize, OpKind),
+/// The atoms of a word and the bonds between them that are not ring bonds
+/// ([`RingProduct::skeleton`]).
+struct Skeleton {
+    /// The current atom at each lexeme (`None` before the first): a label there stands on it.
+    atom_at: Vec<Option<u32>>,
+    /// Bonds by atom number, the earlier atom first.
+    bonds: HashSet<(u32, u32)>,
 }
 
 /// The depth-first search of [`RingProduct::relabel`].
 struct LabelSearch<'a> {
-    steps: &'a [Step],
-    /// Each loose lexeme's position in the word and the labels allowed there.
-    ops: &'a [(usize, u128)],
+    /// Each loose lexeme's position in the word, the labels allowed there, and what the
+    /// product's counts say it does.
+    ops: &'a [(usize, u128, OpKind)],
+    /// The word's labels that are not loose, each with its position and label.
+    fixed: &'a [(usize, usize)],
+    skeleton: &'a Skeleton,
     kind_of: &'a [usize; MAX_TRACKED],
     /// The label (index into the constraint's labels) given to each loose lexeme.
     chosen: Vec<usize>,
     budget: usize,
 }
 
-/// The loose labels' states in [`LabelSearch`], as a product's [`super::labels::Labels`]
-/// and [`super::branches`] keep them, one label at a time and with every branch followed.
+/// No label is open: [`SearchState::open`]'s mark.
+const NOT_OPEN: u32 = u32::MAX;
+
+/// The labels' states in a word read exactly: the atom each open label opened on, and the
+/// ring bonds made so far.
 #[derive(Clone)]
 struct SearchState {
-    /// Each label's state.
-    now: [u8; MAX_TRACKED],
-    /// Each open branch, innermost last: the labels open near its anchor (`OPEN_HERE` or
-    /// `OPEN_BONDED`, every other label `CLOSED`), and where its current atom stands.
-    branches: Vec<([u8; MAX_TRACKED], u8)>,
+    open: [u32; MAX_TRACKED],
+    rings: Vec<(u32, u32)>,
 }
 
 impl Default for SearchState {
-    /// Every label closed, no branch open.
+    /// Every label closed, no ring bond.
     fn default() -> SearchState {
         SearchState {
-            now: [CLOSED; MAX_TRACKED],
-            branches: Vec::new(),
+            open: [NOT_OPEN; MAX_TRACKED],
+            rings: Vec::new(),
         }
     }
 }
 
 impl SearchState {
-    fn step(&mut self, step: Step) {
-        match step {
-            Step::Atom => {
-                self.now.iter_mut().for_each(|s| *s = after_atom(*s));
-                if let Some(top) = self.branches.last_mut() {
-                    top.1 = if top.1 == NO_ATOM { FIRST_ATOM } else { PAST };
-                }
-            }
-            Step::Break => {
-                self.now.iter_mut().for_each(|s| *s = after_break(*s));
-                if let Some(top) = self.branches.last_mut() {
-                    top.1 = PAST;
-                }
-            }
-            Step::BranchOpen => {
-                let near = self.now.map(|s| if s & 1 == 1 { s } else { CLOSED });
-                self.branches.push((near, NO_ATOM));
-            }
-            Step::BranchClose => {
-                let near = self.branches.pop().map(|b| b.0);
-                for (l, s) in self.now.iter_mut().enumerate() {
-                    *s = match near {
-                        Some(near) if near[l] != CLOSED => near[l],
-                        _ => after_break(*s),
-                    };
-                }
-            }
-            Step::Label(..) => {}
+    /// Closes open label `l` on `atom`, if that makes a new bond: not to its own atom, not
+    /// doubling a bond of the skeleton or a ring bond.
+    fn close(&mut self, l: usize, atom: u32, skeleton: &Skeleton) -> bool {
+        let from = self.open[l];
+        let bond = (from.min(atom), from.max(atom));
+        if from == atom || skeleton.bonds.contains(&bond) || self.rings.contains(&bond) {
+            return false;
         }
+        self.open[l] = NOT_OPEN;
+        self.rings.push(bond);
+        true
     }
 
-    /// With label `l` opened on the current atom.
-    fn open(&mut self, l: usize) {
-        self.now[l] = OPEN_HERE;
-        if let Some(top) = self.branches.last_mut() {
-            if top.1 == FIRST_ATOM {
-                top.0[l] = OPEN_BONDED;
-            }
-        }
-    }
-
-    /// With label `l` closed.
-    fn close(&mut self, l: usize) {
-        self.now[l] = CLOSED;
-        self.branches.iter_mut().for_each(|b| b.0[l] = CLOSED);
+    fn all_closed(&self) -> bool {
+        self.open.iter().all(|&a| a == NOT_OPEN)
     }
 }
 
 impl LabelSearch<'_> {
-    /// Whether the steps from `at` on can be labelled from label states `states`.
-    fn assign(&mut self, mut at: usize, mut states: SearchState) -> bool {
+    /// Whether the word's labels from the `n`th loose one and the `f`th fixed one on can be
+    /// labelled from `state`.
+    fn assign(&mut self, n: usize, mut f: usize, mut state: SearchState) -> bool {
         loop {
-            let Some(&step) = self.steps.get(at) else {
-                return states.now.iter().all(|&s| s == CLOSED);
+            // The next label lexeme in the word: a fixed one is read as it is.
+            let next_op = self.ops.get(n).map_or(usize::MAX, |op| op.0);
+            match self.fixed.get(f) {
+                Some(&(i, l)) if i < next_op => {
+                    f += 1;
+                    let Some(atom) = self.skeleton.atom_at[i] else {
+                        return false;
+                    };
+                    if state.open[l] == NOT_OPEN {
+                        state.open[l] = atom;
+                    } else if !state.close(l, atom, self.skeleton) {
+                        return false;
+                    }
+                    continue;
+                }
+                _ => {}
+            }
+            let Some(&(i, allowed, kind)) = self.ops.get(n) else {
+                return state.all_closed();
             };
-            at += 1;
-            let Step::Label(n, kind) = step else {
-                states.step(step);
-                continue;
+            let Some(atom) = self.skeleton.atom_at[i] else {
+                return false;
             };
-            let allowed = self.ops[n].1;
             let mut tried_kinds: Vec<usize> = Vec::new();
             for l in 0..MAX_TRACKED {
                 if allowed >> l & 1 == 0 {
                     continue;
                 }
-                let opens = match states.now[l] {
-                    OPEN_BEFORE if kind != OpKind::Open => false,
-                    CLOSED if kind != OpKind::Close => {
-                        // A closed label is alike to others of its kind.
-                        if tried_kinds.contains(&self.kind_of[l]) {
-                            continue;
-                        }
-                        tried_kinds.push(self.kind_of[l]);
-                        true
+                let mut after = state.clone();
+                if state.open[l] == NOT_OPEN {
+                    // A closed label is alike to others of its kind.
+                    if kind == OpKind::Close || tried_kinds.contains(&self.kind_of[l]) {
+                        continue;
                     }
-                    _ => continue,
-                };
+                    tried_kinds.push(self.kind_of[l]);
+                    after.open[l] = atom;
+                } else if kind == OpKind::Open || !after.close(l, atom, self.skeleton) {
+                    continue;
+                }
                 if self.budget == 0 {
                     return false;
                 }
                 self.budget -= 1;
-                let mut after = states.clone();
-                if opens {
-                    after.open(l);
-                } else {
-                    after.close(l);
-                }
                 self.chosen[n] = l;
-                if self.assign(at, after) {
+                if self.assign(n + 1, f, after) {
                     return true;
                 }
             }
