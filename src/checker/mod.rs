@@ -472,10 +472,11 @@ impl Checker {
         // Under ring bonds: a witness that only closes rings in the holes is sought first
         // (a small product), then one with at most one unmentioned label open at a time (both
         // can always be labelled), and only if neither exists does the loose product decide.
-        // A witness that cannot be labelled sends the search on to the next product.
+        // A witness that cannot be labelled, or fails the exact read, sends the search on to
+        // the next product.
         let mut lexemes = None;
         let mut unknown = false;
-        let mut unlabelled = None;
+        let mut refused = None;
         for mode in [
             ProductMode::Closing,
             ProductMode::Strict,
@@ -493,7 +494,7 @@ impl Checker {
                 CheckVerdict::NotCompletable
                     if product.is_none() || mode == ProductMode::LooseUntwinned =>
                 {
-                    return match unlabelled {
+                    return match refused {
                         Some(e) => Err(e),
                         None if unknown => Err(CompletionError::Budget),
                         None => Ok(None),
@@ -513,13 +514,13 @@ impl Checker {
             let mut found = witness.lexemes(searched);
             if let Some(p) = &product {
                 if !p.relabel(&witness.edges, &mut found) {
-                    unlabelled = Some(CompletionError::Unlabelled);
+                    refused = Some(CompletionError::Unlabelled);
                     continue;
                 }
                 // The loose product may close a ring across branches a hole nests past
                 // what it follows (a completion's products do not take such words).
                 if !p.pairs_up(&found) {
-                    unlabelled = Some(CompletionError::RingAcrossBranches);
+                    refused = Some(CompletionError::RingAcrossBranches);
                     continue;
                 }
             }
@@ -527,7 +528,7 @@ impl Checker {
             break;
         }
         let Some(lexemes) = lexemes else {
-            return Err(unlabelled.unwrap_or(CompletionError::Budget));
+            return Err(refused.unwrap_or(CompletionError::Budget));
         };
         let (lx, table) = self.lexer.parts();
         let fillers = realize(

@@ -255,9 +255,8 @@ impl RingProduct {
         // The loose group's edges between the same two states are one edge of the product, the
         // cheapest (a completion writes `1` rather than `%10`).
         let mut loose_edges: Vec<Edge> = Vec::new();
-        // Where one edge of the original leads: the labels after it, what it does, and the
-        // twins after it.
-        let mut moves: Vec<(Labels, Move, u32)> = Vec::new();
+        // Where one edge of the original leads: the labels after it, and what it does.
+        let mut moves: Vec<(Labels, Move)> = Vec::new();
         let mut next = 0usize;
         while next < states.len() {
             if states.len() > max_states {
@@ -286,17 +285,11 @@ impl RingProduct {
                         CLOSED => moves.push((
                             labels.with(Who::Tracked(k), OPEN_HERE),
                             Move::Opened(Who::Tracked(k)),
-                            tw,
                         )),
-                        OPEN_BEFORE => {
-                            // Its twins' opener is now bonded to this atom.
-                            let (bonded, tw) = twins.closed(tw, k);
-                            moves.push((
-                                labels.with(Who::Tracked(k), CLOSED).with_bonded(bonded),
-                                Move::Closed(Who::Tracked(k)),
-                                tw,
-                            ))
-                        }
+                        OPEN_BEFORE => moves.push((
+                            labels.with(Who::Tracked(k), CLOSED),
+                            Move::Closed(Who::Tracked(k)),
+                        )),
                         _ => continue,
                     },
                     Some(LabelRole::Loose) => {
@@ -310,7 +303,7 @@ impl RingProduct {
                                 _ => continue,
                             };
                             match labels.with_slot(x, next) {
-                                Some(after) => moves.push((after, m, tw)),
+                                Some(after) => moves.push((after, m)),
                                 None => continue,
                             }
                         } else if in_hole {
@@ -322,10 +315,10 @@ impl RingProduct {
                                     Some(_) => Who::Slot(x),
                                     None => Who::Loose,
                                 };
-                                moves.push((after, Move::Opened(who), tw));
+                                moves.push((after, Move::Opened(who)));
                             }
                             if let Some(after) = closed {
-                                moves.push((after, Move::Closed(Who::Loose), tw));
+                                moves.push((after, Move::Closed(Who::Loose)));
                             }
                         } else {
                             match loose_edges.iter_mut().find(|f| f.to == e.to) {
@@ -336,22 +329,14 @@ impl RingProduct {
                             continue;
                         }
                     }
-                    None if is_atom(e.terminal) => {
-                        let tw = twins.left_atom(tw, labels.open_here());
-                        moves.push((labels.after_atom(), Move::Atom, tw))
-                    }
-                    None if is_break(e.terminal) => {
-                        let tw = twins.left_atom(tw, labels.open_here());
-                        moves.push((labels.after_break(), Move::Break, tw))
-                    }
-                    None if Some(e.terminal) == branch_open => moves.push((labels, Move::Open, tw)),
-                    None if Some(e.terminal) == branch_close => {
-                        let tw = twins.left_atom(tw, labels.open_here());
-                        moves.push((labels, Move::Close, tw))
-                    }
-                    None => moves.push((labels, Move::Other, tw)),
+                    None if is_atom(e.terminal) => moves.push((labels.after_atom(), Move::Atom)),
+                    None if is_break(e.terminal) => moves.push((labels.after_break(), Move::Break)),
+                    None if Some(e.terminal) == branch_open => moves.push((labels, Move::Open)),
+                    None if Some(e.terminal) == branch_close => moves.push((labels, Move::Close)),
+                    None => moves.push((labels, Move::Other)),
                 };
-                for &(after, m, tw) in &moves {
+                for &(after, m) in &moves {
+                    let (after, tw) = twins.after(tw, &labels, after, m);
                     let (after, stack) = stacks.after(stack, after, m);
                     let Some(stack) = admit(e.to, stack, &mut stacks) else {
                         continue;

@@ -93,12 +93,7 @@ impl RingProduct {
             let Some(&l) = self.label_of.get(&t) else {
                 continue;
             };
-            let Some(atom) = skeleton.atom_at[i] else {
-                return false;
-            };
-            if state.open[l] == NOT_OPEN {
-                state.open[l] = atom;
-            } else if !state.close(l, atom, &skeleton) {
+            if !state.read(l, skeleton.atom_at[i], &skeleton) {
                 return false;
             }
         }
@@ -193,14 +188,28 @@ impl Default for SearchState {
 }
 
 impl SearchState {
-    /// Closes open label `l` on `atom`, if that makes a new bond: not to its own atom, not
-    /// doubling a bond of the skeleton or a ring bond.
-    fn close(&mut self, l: usize, atom: u32, skeleton: &Skeleton) -> bool {
+    /// The ring bond open label `l` makes if it closes on `atom`, if that is a new bond: not
+    /// to its own atom, not doubling a bond of the skeleton or a ring bond.
+    fn ring_to(&self, l: usize, atom: u32, skeleton: &Skeleton) -> Option<(u32, u32)> {
         let from = self.open[l];
         let bond = (from.min(atom), from.max(atom));
-        if from == atom || skeleton.bonds.contains(&bond) || self.rings.contains(&bond) {
+        let doubles = skeleton.bonds.contains(&bond) || self.rings.contains(&bond);
+        (from != atom && !doubles).then_some(bond)
+    }
+
+    /// Reads label `l` on `atom` (`None`: before any atom): it opens if closed, and closes if
+    /// that makes a new bond; `false` if it cannot.
+    fn read(&mut self, l: usize, atom: Option<u32>, skeleton: &Skeleton) -> bool {
+        let Some(atom) = atom else {
             return false;
+        };
+        if self.open[l] == NOT_OPEN {
+            self.open[l] = atom;
+            return true;
         }
+        let Some(bond) = self.ring_to(l, atom, skeleton) else {
+            return false;
+        };
         self.open[l] = NOT_OPEN;
         self.rings.push(bond);
         true
@@ -221,12 +230,7 @@ impl LabelSearch<'_> {
             match self.fixed.get(f) {
                 Some(&(i, l)) if i < next_op => {
                     f += 1;
-                    let Some(atom) = self.skeleton.atom_at[i] else {
-                        return false;
-                    };
-                    if state.open[l] == NOT_OPEN {
-                        state.open[l] = atom;
-                    } else if !state.close(l, atom, self.skeleton) {
+                    if !state.read(l, self.skeleton.atom_at[i], self.skeleton) {
                         return false;
                     }
                     continue;
@@ -244,21 +248,22 @@ impl LabelSearch<'_> {
                 if allowed >> l & 1 == 0 {
                     continue;
                 }
-                let mut after = state.clone();
                 if state.open[l] == NOT_OPEN {
                     // A closed label is alike to others of its kind.
                     if kind == OpKind::Close || tried_kinds.contains(&self.kind_of[l]) {
                         continue;
                     }
                     tried_kinds.push(self.kind_of[l]);
-                    after.open[l] = atom;
-                } else if kind == OpKind::Open || !after.close(l, atom, self.skeleton) {
+                } else if kind == OpKind::Open || state.ring_to(l, atom, self.skeleton).is_none() {
                     continue;
                 }
                 if self.budget == 0 {
                     return false;
                 }
                 self.budget -= 1;
+                let mut after = state.clone();
+                let read = after.read(l, Some(atom), self.skeleton);
+                debug_assert!(read, "checked above");
                 self.chosen[n] = l;
                 if self.assign(n + 1, f, after) {
                     return true;

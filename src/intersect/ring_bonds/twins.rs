@@ -13,7 +13,9 @@
 //! Labels of the loose group are not kept here: checks and masks keep their parity only,
 //! and a completion's witness is checked label by label ([`super::RingProduct::pairs_up`]).
 
+use super::branches::Move;
 use super::interner::Interner;
+use super::labels::{Labels, Who};
 
 /// Groups of twins (bits by tracked index), each stored once.
 pub(super) struct TwinGroups {
@@ -30,10 +32,33 @@ impl TwinGroups {
         }
     }
 
+    /// The labels and the groups after a lexeme that does `m`, from groups `id`: `before` are
+    /// the labels before the lexeme, `after` what [`super::labels`] makes of them. An atom, a
+    /// break or a branch's end leaves the current atom; a tracked label's closing bonds its
+    /// twins' opener to this atom.
+    pub(super) fn after(
+        &mut self,
+        id: u32,
+        before: &Labels,
+        after: Labels,
+        m: Move,
+    ) -> (Labels, u32) {
+        match m {
+            Move::Atom | Move::Break | Move::Close => {
+                (after, self.left_atom(id, before.open_here()))
+            }
+            Move::Closed(Who::Tracked(k)) => {
+                let (bonded, id) = self.closed(id, k);
+                (after.with_bonded(bonded), id)
+            }
+            _ => (after, id),
+        }
+    }
+
     /// The groups `id` after the current atom is left with the tracked labels `here` open on
     /// it: they are twins if two or more (a label in an older group is there because the
     /// product came back to its atom, after a branch, so it moves to the new one).
-    pub(super) fn left_atom(&mut self, id: u32, here: u128) -> u32 {
+    fn left_atom(&mut self, id: u32, here: u128) -> u32 {
         if !self.keep || here.count_ones() < 2 {
             return id;
         }
@@ -51,7 +76,7 @@ impl TwinGroups {
 
     /// Label `k` (tracked index) closed, from groups `id`: its twins still open, and the
     /// groups without it.
-    pub(super) fn closed(&mut self, id: u32, k: usize) -> (u128, u32) {
+    fn closed(&mut self, id: u32, k: usize) -> (u128, u32) {
         let bit = 1u128 << k;
         let current = self.groups.get(id);
         let Some(&group) = current.iter().find(|&&g| g & bit != 0) else {
