@@ -406,6 +406,13 @@ impl TokenMask {
         }
     }
 
+    /// Takes `id` out; ids outside the vocabulary are ignored.
+    pub fn remove(&mut self, id: TokenId) {
+        if (id as usize) < self.len {
+            self.words[id as usize / 32] &= !(1 << (id % 32));
+        }
+    }
+
     /// Whether `id` is in the set (never for ids outside the vocabulary).
     pub fn contains(&self, id: TokenId) -> bool {
         (id as usize) < self.len && self.words[id as usize / 32] & (1 << (id % 32)) != 0

@@ -431,7 +431,9 @@ fn default_model_vocabulary_walks_end_in_valid_json() {
 #[test]
 #[ignore = "issue 13: under ring bonds a mask judges a ring label no chunk mentions by its \
             parity, so a random walk over this vocabulary's multi-digit tokens (`122`, `2000`) \
-            can place an id after which no completion pairs the rings; run with --ignored"]
+            can place an id after which no completion pairs the rings (generation confirms a \
+            mask's word by the check of the placed token: tests/masked_generate.rs); run with \
+            --ignored"]
 fn default_model_vocabulary_walks_end_in_valid_smiles() {
     let vocab = default_model_vocabulary();
     walks_end_in_valid_outputs("smiles", &vocab, &[], (16, 10, 8), Judge::Smiles);

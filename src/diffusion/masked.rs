@@ -79,6 +79,14 @@ pub struct MaskConstraint<'a> {
     /// The last text [`MaskConstraint::spelled_fillers`] read and its answer: the finisher
     /// asks of the same canvas twice a step (the token it weighs, then the runs' fit).
     last_spelled: Option<(HoleyText, Option<Vec<Vec<u32>>>)>,
+    /// Whether a mask may allow an id that the check of the placed id refuses, so that a
+    /// pair drawn from a mask is checked before it is placed ([`MaskConstraint::confirm`]):
+    /// grammars with ring bonds, whose masks judge the labels a token writes more loosely
+    /// than the check of the canvas that holds it (DESIGN.md, *Ring bonds*, *Masks*).
+    masks_exceed_checks: bool,
+    /// Pairs (position, id) that [`MaskConstraint::confirm`] refused on the canvas as it is
+    /// now: left out of its masks and refused by its checks until the canvas changes.
+    refused: Vec<(usize, u32)>,
 }
 
 impl<'a> MaskConstraint<'a> {
@@ -131,6 +139,7 @@ impl<'a> MaskConstraint<'a> {
         }
         let mut cells: Vec<Option<u32>> = prefix.iter().map(|&id| Some(id)).collect();
         cells.resize(prefix.len() + len, None);
+        let masks_exceed_checks = checker.grammar().ring_bonds().is_some();
         Ok(MaskConstraint {
             checker,
             vocab,
@@ -142,6 +151,8 @@ impl<'a> MaskConstraint<'a> {
             checks_before_mask: LAZY_CHECKS,
             spellings: None,
             last_spelled: None,
+            masks_exceed_checks,
+            refused: Vec::new(),
         })
     }
 
@@ -178,13 +189,39 @@ impl<'a> MaskConstraint<'a> {
         self.stats.mask_time += t0.elapsed();
         self.stats.masks += 1;
         self.stats.unknown_ids += a.unknown as u64;
-        if a.mask.is_empty() {
+        let mut mask = a.mask;
+        for &(_, id) in self.refused.iter().filter(|r| r.0 == position) {
+            mask.remove(id);
+        }
+        if mask.is_empty() {
             self.stats.empty_masks += 1;
         }
         Ok(PositionMask {
             exact: a.unknown == 0,
-            mask: a.mask,
+            mask,
         })
+    }
+
+    /// Whether `id`, drawn from the mask of masked `position` on the canvas as it is now,
+    /// may be placed there: a mask's ids need no check where masks are exact, and where they
+    /// may be looser than the check of the placed id (ring bonds), that check decides. A
+    /// refusal is kept until the canvas changes: the id leaves the position's masks and
+    /// checks. A check that runs out of budget leaves the mask's word standing.
+    ///
+    /// Why: a mask judges a label its token writes but the canvas does not mention by parity
+    /// (`C1CC` then `122` opens and closes `2` on one atom), and such a word, placed last,
+    /// made an output that the grammar refuses (2 of 100 SMILES of the embedded model, whose
+    /// tokens write several labels at once); the check of the placed token tracks its labels,
+    /// and once no hole is left it is exact.
+    pub fn confirm(&mut self, position: usize, id: u32) -> bool {
+        if !self.masks_exceed_checks {
+            return true;
+        }
+        if self.verdict(position, id) != CheckVerdict::NotCompletable {
+            return true;
+        }
+        self.refused.push((position, id));
+        false
     }
 
     /// Whether `id` at masked `position` keeps the canvas completable (one check).
@@ -197,7 +234,7 @@ impl<'a> MaskConstraint<'a> {
     /// forbidden id, an id past the vocabulary).
     pub fn verdict(&mut self, position: usize, id: u32) -> CheckVerdict {
         let at = self.offset + position;
-        if self.canvas.cells.get(at) != Some(&None) {
+        if self.canvas.cells.get(at) != Some(&None) || self.refused.contains(&(position, id)) {
             return CheckVerdict::NotCompletable;
         }
         let t0 = Instant::now();
@@ -213,6 +250,7 @@ impl<'a> MaskConstraint<'a> {
     /// Places `id` at `position`; an end-of-output id fills every later position with it.
     /// Returns the positions that became end-of-output besides `position`.
     pub fn accept(&mut self, position: usize, id: u32) -> Vec<usize> {
+        self.refused.clear();
         let mut filled = Vec::new();
         let offset = self.offset;
         let cells = &mut self.canvas.cells[offset..];
@@ -235,11 +273,13 @@ impl<'a> MaskConstraint<'a> {
             .flatten()
             .any(|&id| self.vocab.kind(id) == Some(TokenKind::Eos));
         debug_assert!(!eos, "no position is inserted after the end of the output");
+        self.refused.clear();
         self.canvas.cells.insert(self.offset + position, None);
     }
 
     /// Removes masked `position` (the later ones move down by one).
     fn remove_mask(&mut self, position: usize) {
+        self.refused.clear();
         let removed = self.canvas.cells.remove(self.offset + position);
         debug_assert!(removed.is_none(), "only a masked position is removed");
     }
@@ -453,6 +493,10 @@ impl fmt::Debug for MaskConstraint<'_> {
 /// masks in C++), the position goes on checking the model's order, up to
 /// [`CHECKS_PAST_INEXACT_MASK`] more, before it is held to the ids the mask allows.
 ///
+/// Where the grammar's masks may allow what the check of the placed token refuses (ring
+/// bonds), a pair drawn from a mask is placed only once that check confirms it
+/// ([`MaskConstraint::confirm`]), so the last placement is checked with no hole left, exactly.
+///
 /// Ids whose mask check ran out of budget (`unknown`) are never proposed: never a guess. A
 /// position whose mask is empty cannot be filled on this canvas; it is left masked (counted
 /// in [`MaskStats::empty_masks`]). The token semantics read a long run of masks loosely (one
@@ -553,10 +597,16 @@ pub fn generate_masked(
                 placed += 1;
                 continue;
             }
-            // A pair drawn from a mask of this very canvas stands; others (drawn before an
-            // earlier pair of the step was placed, or lazily with no mask) are checked
-            // against the canvas as it is now.
+            // A pair drawn from a mask of this very canvas stands (once confirmed, where
+            // masks may be looser than checks); others (drawn before an earlier pair of the
+            // step was placed, or lazily with no mask) are checked against the canvas as it
+            // is now.
             let verdict = if fresh.contains(&pos) {
+                if !constraint.confirm(pos - p, tok) {
+                    constraint.stats.redraws += 1;
+                    props.reject(pos, tok);
+                    continue;
+                }
                 CheckVerdict::Completable
             } else {
                 constraint.verdict(pos - p, tok)

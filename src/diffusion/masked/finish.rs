@@ -74,6 +74,12 @@ pub(super) fn finish(
             break;
         }
         if let Some((o, token)) = chosen {
+            // A token the mask allowed but the check of the placed token refuses (ring
+            // bonds) leaves this canvas's masks and checks: choose again.
+            if !constraint.confirm(o, token) {
+                constraint.stats.redraws += 1;
+                continue;
+            }
             ids[o + p] = token;
             for q in constraint.accept(o, token) {
                 ids[q + p] = token;

