@@ -79,11 +79,6 @@ pub struct MaskConstraint<'a> {
     /// The last text [`MaskConstraint::spelled_fillers`] read and its answer: the finisher
     /// asks of the same canvas twice a step (the token it weighs, then the runs' fit).
     last_spelled: Option<(HoleyText, Option<Vec<Vec<u32>>>)>,
-    /// Whether a mask may allow an id that the check of the placed id refuses, so that a
-    /// pair drawn from a mask is checked before it is placed ([`MaskConstraint::confirm`]):
-    /// grammars with ring bonds, whose masks judge the labels a token writes more loosely
-    /// than the check of the canvas that holds it (DESIGN.md, *Ring bonds*, *Masks*).
-    masks_exceed_checks: bool,
     /// Pairs (position, id) that [`MaskConstraint::confirm`] refused on the canvas as it is
     /// now: left out of its masks and refused by its checks until the canvas changes.
     refused: Vec<(usize, u32)>,
@@ -139,7 +134,6 @@ impl<'a> MaskConstraint<'a> {
         }
         let mut cells: Vec<Option<u32>> = prefix.iter().map(|&id| Some(id)).collect();
         cells.resize(prefix.len() + len, None);
-        let masks_exceed_checks = checker.grammar().ring_bonds().is_some();
         Ok(MaskConstraint {
             checker,
             vocab,
@@ -151,7 +145,6 @@ impl<'a> MaskConstraint<'a> {
             checks_before_mask: LAZY_CHECKS,
             spellings: None,
             last_spelled: None,
-            masks_exceed_checks,
             refused: Vec::new(),
         })
     }
@@ -212,9 +205,10 @@ impl<'a> MaskConstraint<'a> {
     /// (`C1CC` then `122` opens and closes `2` on one atom), and such a word, placed last,
     /// made an output that the grammar refuses (2 of 100 SMILES of the embedded model, whose
     /// tokens write several labels at once); the check of the placed token tracks its labels,
-    /// and once no hole is left it is exact.
+    /// and once no hole is left it is exact. Only grammars with ring bonds have masks looser
+    /// than checks (DESIGN.md, *Ring bonds*, *Masks*).
     pub fn confirm(&mut self, position: usize, id: u32) -> bool {
-        if !self.masks_exceed_checks {
+        if self.checker.grammar().ring_bonds().is_none() {
             return true;
         }
         if self.verdict(position, id) != CheckVerdict::NotCompletable {
