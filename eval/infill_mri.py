@@ -8,13 +8,17 @@ file given to `lacuna infill` is the task's declaration (includes and signature)
 the solution with `<FILL>` where the spans were; no stub main is added (g++ -fsyntax-only does
 not need one).
 
-For each mode (constrained under the `cpp` grammar, and `--unconstrained`) it reports how many
-files had every hole ended by the model within `--max-tokens`, how many lacuna's grammar
-accepts, and how many `g++ -std=c++17 -fsyntax-only` accepts. Every byte of a hole is the
-model's (there is no completion in `infill`), so these are the paper's Con.- figures.
+For each mode (constrained under the `cpp` grammar, hole by hole; `--unconstrained`; and
+`native`: a diffusion model filling every hole at once, each a span of `--span` masks,
+`lacuna infill --native`) it reports how many files had every hole ended by the model
+(within `--max-tokens` hole by hole; natively, with no byte from the grammar's completion),
+how many lacuna's grammar accepts, how many `g++ -std=c++17 -fsyntax-only` accepts, and the
+seconds a file. Hole by hole every byte of a hole is the model's (there is no completion),
+so these are the paper's Con.- figures.
 
     cargo build --release
-    python3 eval/infill_mri.py --k 1 --n 20 [--model DIR] [--max-tokens 128]
+    python3 eval/infill_mri.py --k 1 --n 20 [--model DIR] [--max-tokens 128] \
+        [--modes constrained,unconstrained,native] [--span 16]
 """
 import argparse
 import gzip
@@ -24,6 +28,7 @@ import random
 import subprocess
 import sys
 import tempfile
+import time
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 EXCLUDED = {"CPP/10", "CPP/32", "CPP/38", "CPP/50", "CPP/94"}
@@ -83,11 +88,14 @@ def main():
     ap.add_argument("--model")
     ap.add_argument("--max-tokens", type=int, default=128)
     ap.add_argument("--bin", default=os.path.join(ROOT, "target", "release", "lacuna"))
+    ap.add_argument("--modes", default="constrained,unconstrained")
+    ap.add_argument("--span", type=int, default=16)
     args = ap.parse_args()
     items = instances(args.k, args.n, args.seed)
     tmp = tempfile.mkdtemp()
-    for mode in ["constrained", "unconstrained"]:
+    for mode in args.modes.split(","):
         ended = grammar = gpp = refused = 0
+        seconds = 0.0
         for task_id, text in items:
             path = os.path.join(tmp, task_id.replace("/", "_") + ".cpp")
             with open(path, "w") as f:
@@ -98,19 +106,27 @@ def main():
                 cmd += ["--model", args.model]
             if mode == "unconstrained":
                 cmd.append("--unconstrained")
+            if mode == "native":
+                cmd += ["--native", "--span", str(args.span)]
+            t0 = time.time()
             r = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+            seconds += time.time() - t0
             if not r.stdout.strip():
                 refused += 1  # an error before any hole (the file too long for the model, say)
                 continue
             record = json.loads(r.stdout)
-            all_ended = all(h["ended"] for h in record["holes"]) and \
-                len(record["holes"]) == text.count("<FILL>")
+            if mode == "native":
+                all_ended = record["completion_bytes"] == 0
+            else:
+                all_ended = all(h["ended"] for h in record["holes"]) and \
+                    len(record["holes"]) == text.count("<FILL>")
             ended += all_ended
             grammar += record["valid"]
             gpp += all_ended and gpp_accepts(record["text"])
         print(json.dumps({"mode": mode, "k": args.k, "items": len(items), "errors": refused,
                           "every_hole_ended": ended, "grammar_accepts": grammar,
-                          "gpp_accepts": gpp}))
+                          "gpp_accepts": gpp,
+                          "seconds_per_file": round(seconds / max(1, len(items)), 2)}))
     return 0
 
 

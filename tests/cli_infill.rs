@@ -86,6 +86,37 @@ fn the_embedded_model_fills_json_holes() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// `--native`: every hole at once on one canvas; the record tells each hole's text, and the
+/// filled file parses.
+#[test]
+fn the_embedded_model_fills_json_holes_natively() {
+    let dir = scratch("native");
+    let template = r#"{"name": <FILL>, "tags": [<FILL>], "size": <FILL>}"#;
+    let file = write(&dir, "n.json", template);
+    for seed in ["0", "1"] {
+        let args = [
+            "infill", "-g", "json", &file, "--native", "--span", "6", "--json",
+        ];
+        let (out, err, ok) = lacuna(&[&args[..], &["--seed", seed, "--temperature", "1"]].concat());
+        assert!(ok, "{out} {err}");
+        let record: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(record["native"], true);
+        assert_eq!(record["valid"], true);
+        let text = record["text"].as_str().unwrap();
+        let holes = record["holes"].as_array().unwrap();
+        let texts: Vec<&str> = holes.iter().map(|h| h["text"].as_str().unwrap()).collect();
+        assert_eq!(texts.len(), 3);
+        assert!(holes_filled(template, text, &texts), "{text}");
+        serde_json::from_str::<serde_json::Value>(text).unwrap_or_else(|e| panic!("{text:?}: {e}"));
+    }
+    // Only under the grammar, and only with a diffusion model.
+    let (_, err, ok) = lacuna(&["infill", "-g", "json", &file, "--native", "--unconstrained"]);
+    assert!(!ok && err.contains("--native"), "{err}");
+    let (_, err, ok) = lacuna(&["infill", "-g", "json", &file, "--native", "--span", "0"]);
+    assert!(!ok && err.contains("at least one position"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn bad_input_is_named_before_a_model_is_loaded() {
     let dir = scratch("bad");

@@ -1,7 +1,8 @@
 //! `lacuna infill --grammar SPEC [--model DIR] FILE`: fills every hole marker (`<FILL>`) of
 //! FILE, one hole after another, each middle written by the model under the exact frontier
 //! mask, and prints the filled file (or, with `--json`, the file and each hole's text and
-//! statistics). The model is the embedded diffusion model unless `--model` names a checkpoint:
+//! statistics); with `--native`, a diffusion model fills every hole at once, each a span of
+//! masks on one canvas. The model is the embedded diffusion model unless `--model` names a checkpoint:
 //! a causal fill-in-the-middle model (Qwen2.5-Coder, StarCoder2, DeepSeek-Coder, CodeGemma)
 //! in its family's FIM prompt, or a LLaDA/Dream diffusion model.
 
@@ -15,10 +16,10 @@ use serde_json::json;
 use crate::checker::Checker;
 use crate::diffusion::default_model::{load_default, load_folder, LoadedModel};
 use crate::diffusion::tasks::task_for_spec;
-use crate::diffusion::{ChatTemplate, Rng, Tokens};
+use crate::diffusion::{ChatTemplate, GenerateOptions, Rng, Tokens};
 use crate::infill::{
-    check_fillable, fill_file, CausalLm, CausalWriter, DiffusionWriter, FimFormat, HoleyFile,
-    InfillError, InfillOptions, Middle, MiddleWriter,
+    check_fillable, fill_file, fill_native, CausalLm, CausalWriter, DiffusionWriter, FimFormat,
+    HoleyFile, InfillError, InfillOptions, Middle, MiddleWriter, NativeOptions,
 };
 
 /// The largest file read, in bytes.
@@ -44,9 +45,15 @@ pub struct InfillArgs {
     /// At most this many tokens per hole.
     #[arg(long, default_value_t = 256)]
     max_tokens: usize,
-    /// Diffusion models: masked positions shown ahead of each hole's middle.
+    /// Diffusion models: masked positions shown ahead of each hole's middle; with --native,
+    /// each hole's length in tokens (a hole at the end of the file: at most that many).
     #[arg(long, default_value_t = 16)]
     span: usize,
+    /// Diffusion models: fill every hole at once, each a span of --span masked positions on
+    /// one canvas with the file's text, unmasked in the order the model's sampler chooses
+    /// (default: one hole after another, left to right).
+    #[arg(long)]
+    native: bool,
     /// Sampling temperature; 0 (default) takes the most likely allowed token.
     #[arg(long, default_value_t = 0.0)]
     temperature: f64,
@@ -156,6 +163,13 @@ pub fn run(args: InfillArgs) -> Result<bool, String> {
         )
     })?;
     let holey = HoleyFile::parse(&text, &args.marker).map_err(in_file)?;
+    if args.native && args.unconstrained {
+        return Err(
+            "--native fills under the grammar's masks; --unconstrained is for the \
+                    hole-by-hole loop"
+                .into(),
+        );
+    }
     check_fillable(&mut checker, &holey).map_err(in_file)?;
 
     let loaded = load(&args)?;
@@ -175,6 +189,9 @@ pub fn run(args: InfillArgs) -> Result<bool, String> {
         Loaded::Diffusion { ends, .. } => ends.clone(),
     };
     checker.set_vocabulary(Arc::new(tokens.vocabulary(&ends, width)));
+    if args.native {
+        return native(&args, &loaded, &mut checker, &holey, &file_name);
+    }
     let options = InfillOptions {
         max_tokens: args.max_tokens,
         temperature: args.temperature,
@@ -221,6 +238,85 @@ pub fn run(args: InfillArgs) -> Result<bool, String> {
             args.max_tokens
         );
     } else if !valid && !args.unconstrained {
+        eprintln!("lacuna: {file_name}: the filled file is not a word of the grammar");
+    }
+    Ok(valid)
+}
+
+/// `--native`: every hole at once by the diffusion model.
+fn native(
+    args: &InfillArgs,
+    loaded: &Loaded,
+    checker: &mut Checker,
+    holey: &HoleyFile,
+    file_name: &str,
+) -> Result<bool, String> {
+    let Loaded::Diffusion { loaded, prompt, .. } = loaded else {
+        return Err(
+            "--native needs a diffusion model (the embedded model, LLaDA or Dream); \
+                    a causal FIM model fills one hole after another"
+                .into(),
+        );
+    };
+    let options = NativeOptions {
+        span: args.span,
+        seed: args.seed,
+        temperature: args.temperature,
+        lazy: !args.eager_masks,
+        max_extra_positions: GenerateOptions::new(0, 0).max_extra_positions,
+    };
+    let filled = fill_native(
+        loaded.model.as_ref(),
+        &loaded.tokens,
+        checker,
+        prompt,
+        holey,
+        &options,
+    )
+    .map_err(|e| format!("{file_name}: {e}"))?;
+    let valid = checker.accepts(&filled.text);
+    let st = &filled.stats;
+    let mut stdout = std::io::stdout().lock();
+    if args.json {
+        let holes: Vec<_> = filled
+            .middles
+            .iter()
+            .zip(&filled.ids)
+            .enumerate()
+            .map(|(i, (text, ids))| {
+                json!({"hole": i, "text": String::from_utf8_lossy(text), "tokens": ids.len()})
+            })
+            .collect();
+        let record = json!({
+            "file": file_name,
+            "text": String::from_utf8_lossy(&filled.text),
+            "valid": valid,
+            "native": true,
+            "holes": holes,
+            "completion_bytes": st.completion_bytes,
+            "extra_positions": st.extra_positions,
+            "removed_positions": st.removed_positions,
+            "steps": st.steps,
+            "masks": st.masks,
+            "mask_ms": st.mask_time.as_secs_f64() * 1e3,
+            "checks": st.checks,
+            "refused": st.rejections,
+            "unknown_ids": st.unknown_ids,
+            "model_ms": st.model_time.as_secs_f64() * 1e3,
+            "checker_ms": st.checker_time.as_secs_f64() * 1e3,
+        });
+        writeln!(stdout, "{record}").map_err(|e| e.to_string())?;
+    } else {
+        stdout.write_all(&filled.text).map_err(|e| e.to_string())?;
+    }
+    if st.fallback {
+        eprintln!(
+            "lacuna: {file_name}: the grammar's completion wrote {} bytes the model left \
+             unwritten",
+            st.completion_bytes
+        );
+    }
+    if !valid {
         eprintln!("lacuna: {file_name}: the filled file is not a word of the grammar");
     }
     Ok(valid)

@@ -82,7 +82,13 @@ pub struct MaskConstraint<'a> {
     /// Pairs (position, id) that [`MaskConstraint::confirm`] refused on the canvas as it is
     /// now: left out of its masks and refused by its checks until the canvas changes.
     refused: Vec<(usize, u32)>,
+    /// Each generated position's region ([`MaskConstraint::regions`]).
+    regions: Vec<u32>,
 }
+
+/// The region of a position that held a fixed token from the start
+/// ([`MaskConstraint::with_template`]).
+pub const FIXED_REGION: u32 = u32::MAX;
 
 impl<'a> MaskConstraint<'a> {
     /// A constraint on `len` generated positions, all masked. The checker must read token
@@ -146,7 +152,98 @@ impl<'a> MaskConstraint<'a> {
             spellings: None,
             last_spelled: None,
             refused: Vec::new(),
+            regions: vec![0; len],
         })
+    }
+
+    /// A constraint on the generated positions of `template`: its `Some` ids are fixed text
+    /// placed from the start (the file between an infilling's holes), its `None`s are masked.
+    /// Each run of masks in the template is a *region* (numbered from 0, left to right) that
+    /// keeps its number while the generation fills it, and positions the finisher inserts
+    /// into a run join its region ([`MaskConstraint::regions`]), so a caller can tell which
+    /// hole each generated token belongs to. Besides [`MaskConstraint::with_prefix`]'s errors,
+    /// a fixed id that is not a text token, and a template that no text in its runs of masks
+    /// can complete (any text: the finisher may lengthen a run), are errors here.
+    pub fn with_template(
+        checker: &'a mut Checker,
+        prefix: &[u32],
+        template: &[Option<u32>],
+    ) -> Result<MaskConstraint<'a>> {
+        let mut c = MaskConstraint::with_prefix(checker, prefix, template.len())?;
+        let mut region = 0;
+        for (i, cell) in template.iter().enumerate() {
+            match *cell {
+                Some(id) => {
+                    if c.vocab.kind(id) != Some(TokenKind::Text) {
+                        return Err(DiffusionError::Sampler(format!(
+                            "template position {i}: id {id} is not a text token of the \
+                             checker's vocabulary"
+                        )));
+                    }
+                    c.canvas.cells[c.offset + i] = Some(id);
+                    c.regions[i] = FIXED_REGION;
+                    if i > 0 && template[i - 1].is_none() {
+                        region += 1;
+                    }
+                }
+                None => c.regions[i] = region,
+            }
+        }
+        // Runs read as any text: the finisher may lengthen a span too short for its hole.
+        let text = c.text_canvas();
+        if c.checker.check(&text).verdict == CheckVerdict::NotCompletable {
+            return Err(DiffusionError::Sampler(
+                "no filling of the template's masked positions is a word of the grammar".into(),
+            ));
+        }
+        Ok(c)
+    }
+
+    /// The vocabulary the canvas's ids are read in.
+    pub fn vocabulary(&self) -> &Arc<Vocabulary> {
+        &self.vocab
+    }
+
+    /// Each region's text, `regions` of them, with the runs still masked filled by the
+    /// grammar's completion: a region's placed text tokens and its runs' fillers, in order
+    /// (the last resort of a [`MaskConstraint::with_template`] generation, read back hole by
+    /// hole). `None` when the completion finds none within its budget.
+    pub fn completed_regions(&mut self, regions: usize) -> Option<Vec<Vec<u8>>> {
+        let text = self.text_canvas().holey_text();
+        if text.with_holes_merged().num_holes() != text.num_holes() {
+            return None; // two runs with nothing between them: not one filler each
+        }
+        let t0 = Instant::now();
+        let fillers = self.checker.fillers(&text);
+        self.stats.check_time += t0.elapsed();
+        let mut fillers = fillers.ok()??.into_iter();
+        let mut out = vec![Vec::new(); regions];
+        let cells = self.cells();
+        for (i, cell) in cells.iter().enumerate() {
+            let region = self.regions[i];
+            let into = (region != FIXED_REGION).then_some(region as usize);
+            match *cell {
+                None if i == 0 || cells[i - 1].is_some() => {
+                    let filler = fillers.next()?;
+                    out.get_mut(into?)?.extend_from_slice(&filler);
+                }
+                None => {}
+                Some(id) if self.vocab.kind(id) == Some(TokenKind::Eos) => break,
+                Some(id) => {
+                    if let Some(r) = into {
+                        out.get_mut(r)?.extend_from_slice(self.vocab.bytes(id));
+                    }
+                }
+            }
+        }
+        Some(out)
+    }
+
+    /// Each generated position's region: for [`MaskConstraint::with_template`], the number of
+    /// the run of masks it was part of (or joined), [`FIXED_REGION`] for its fixed ids; 0
+    /// everywhere otherwise.
+    pub fn regions(&self) -> &[u32] {
+        &self.regions
     }
 
     /// Computes a position's mask only when the pair it proposes is refused (see
@@ -269,6 +366,14 @@ impl<'a> MaskConstraint<'a> {
         debug_assert!(!eos, "no position is inserted after the end of the output");
         self.refused.clear();
         self.canvas.cells.insert(self.offset + position, None);
+        // A position inserted into a run joins the run's region: it goes at a run's end, or
+        // after an open position of it.
+        let region = self
+            .regions
+            .get(position.saturating_sub(1))
+            .copied()
+            .unwrap_or(0);
+        self.regions.insert(position, region);
     }
 
     /// Removes masked `position` (the later ones move down by one).
@@ -276,6 +381,7 @@ impl<'a> MaskConstraint<'a> {
         self.refused.clear();
         let removed = self.canvas.cells.remove(self.offset + position);
         debug_assert!(removed.is_none(), "only a masked position is removed");
+        self.regions.remove(position);
     }
 
     /// The runs of masked positions before the first end-of-output id, as (first position,
@@ -531,6 +637,12 @@ pub fn generate_masked(
         )));
     }
     let (mut ids, mut rng) = start(model, sampler, prompt, options)?;
+    // Fixed text of a template (infilling) is on the model's canvas from the start.
+    for (i, cell) in constraint.cells().iter().enumerate() {
+        if let Some(id) = *cell {
+            ids[p + i] = id;
+        }
+    }
     let mut stats = GenerationStats::default();
     let before = constraint.stats();
     // Positions whose mask came out empty: no token can stand there on this canvas, nor on

@@ -32,7 +32,8 @@ pub use error::{DiffusionError, Result};
 pub use generate::{generate, GenerateOptions, Generation, GenerationStats};
 pub use llada::LLaDA;
 pub use masked::{
-    generate_masked, MaskConstraint, MaskStats, PositionMask, CHECKS_PAST_INEXACT_MASK, LAZY_CHECKS,
+    generate_masked, MaskConstraint, MaskStats, PositionMask, CHECKS_PAST_INEXACT_MASK,
+    FIXED_REGION, LAZY_CHECKS,
 };
 pub use rng::Rng;
 pub use sampler::{DreamAlg, DreamSampler, LLaDASampler, Remasking, Sampler};

@@ -62,6 +62,24 @@ pub enum InfillError {
         /// Whether every piece can follow, and only the end of the file is wrong.
         at_end: bool,
     },
+    /// Native infilling: a hole of no positions.
+    #[error("--span 0: a hole's span must be at least one position")]
+    EmptySpan,
+    /// Native infilling: two holes with no text between them (one run of masks on the
+    /// canvas, so one hole).
+    #[error("holes {first} and {} touch at line {line}, column {column}: with nothing between them they are one hole", first + 1)]
+    Touching {
+        /// The first of the two holes, from 0.
+        first: usize,
+        /// The second marker's line, from 1.
+        line: usize,
+        /// Its column in characters, from 1.
+        column: usize,
+    },
+    /// The model left positions it could not fill, and the grammar's completion found no
+    /// filling of them within its budget.
+    #[error("the model left holes unfilled and the grammar's completion found no filling within its budget")]
+    Completion,
     /// The middle so far can no longer be continued nor ended (a budget left the frontier
     /// undecided).
     #[error("hole {hole}: after {tokens} tokens no token is known to continue the middle ({unknown} ids undecided within the checker's budgets)")]

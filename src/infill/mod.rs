@@ -13,7 +13,8 @@
 //! - [`fill_middle`]: one middle, from a [`MiddleWriter`] ([`CausalWriter`]: a FIM model in its
 //!   prompt; [`DiffusionWriter`]: a masked diffusion model seeing the rest of the hole as
 //!   masks); [`fill_file`]: every hole of a [`HoleyFile`], one after another, as the paper's
-//!   autoregressive baseline does.
+//!   autoregressive baseline does; [`fill_native`]: every hole at once by a masked diffusion
+//!   model, each hole a span of masks on one canvas with the file's text.
 //!
 //! [`Checker::allowed_in_text`]: crate::checker::Checker::allowed_in_text
 
@@ -30,6 +31,8 @@ mod frontier;
 mod generate;
 #[cfg(feature = "models")]
 mod model;
+#[cfg(feature = "models")]
+mod native;
 
 #[cfg(feature = "models")]
 pub use config::{CausalConfig, CausalFamily, Mlp, Norm};
@@ -46,3 +49,5 @@ pub use generate::{
 };
 #[cfg(feature = "models")]
 pub use model::{CausalLm, KvCache};
+#[cfg(feature = "models")]
+pub use native::{fill_native, NativeFill, NativeOptions};

@@ -163,6 +163,35 @@ pub(super) fn infill_cases(b: &mut Battery) {
     );
     case(
         b,
+        "--native --span 0",
+        &pair,
+        &["--native", "--span", "0"],
+        err(&["pair.json", "at least one position"]),
+    );
+    case(
+        b,
+        "--native --span past any context",
+        &pair,
+        &["--native", "--span", "18446744073709551615"],
+        err(&["pair.json", "context"]),
+    );
+    let touching = b.file("infill/touching.json", "[<FILL><FILL>]");
+    case(
+        b,
+        "--native with two holes that touch",
+        &touching,
+        &["--native"],
+        err(&["touching.json", "holes 0 and 1 touch at line 1, column 8"]),
+    );
+    case(
+        b,
+        "--native on a good file",
+        &pair,
+        &["--native", "--span", "8"],
+        ok_or_err(&["pair.json"]),
+    );
+    case(
+        b,
         "--model a missing folder",
         &pair,
         &["--model", "/nonexistent/m"],
