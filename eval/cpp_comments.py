@@ -8,6 +8,8 @@ left out), bytes inside `//` and `/* */` comments, and outputs that open at leas
 String and character literals are skipped, so `"/*"` is not a comment.
 
     python3 eval/cpp_comments.py target/eval_default.jsonl [MORE.jsonl ...]
+
+Records of `eval/infill_mri.py --out FILE` count each hole's text as one output.
 """
 import json
 import sys
@@ -43,14 +45,17 @@ def main(paths):
         with open(path) as f:
             for line in f:
                 r = json.loads(line)
-                if r.get("task") != "cpp":
+                # `eval/infill_mri.py --out` records: each hole's text is an output.
+                texts = r["holes"] if "holes" in r else [r["text"]]
+                if "holes" not in r and r.get("task") != "cpp":
                     continue
-                inside, count = comment_bytes(r["text"])
-                row = rows[(path, r["mode"])]
-                row[0] += 1
-                row[1] += len(r["text"].encode())
-                row[2] += inside
-                row[3] += count > 0
+                for text in texts:
+                    inside, count = comment_bytes(text)
+                    row = rows[(path, r["mode"])]
+                    row[0] += 1
+                    row[1] += len(text.encode())
+                    row[2] += inside
+                    row[3] += count > 0
     print("| file | mode | outputs | bytes | in comments | outputs with a comment |")
     print("|---|---|---|---|---|---|")
     for (path, mode), (n, total, inside, commented) in sorted(rows.items()):

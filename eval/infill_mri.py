@@ -18,7 +18,7 @@ so these are the paper's Con.- figures.
 
     cargo build --release
     python3 eval/infill_mri.py --k 1 --n 20 [--model DIR] [--max-tokens 128] \
-        [--modes constrained,unconstrained,native] [--span 16]
+        [--modes constrained,unconstrained,native] [--span 16] [--out FILE.jsonl]
 """
 import argparse
 import gzip
@@ -90,7 +90,9 @@ def main():
     ap.add_argument("--bin", default=os.path.join(ROOT, "target", "release", "lacuna"))
     ap.add_argument("--modes", default="constrained,unconstrained")
     ap.add_argument("--span", type=int, default=16)
+    ap.add_argument("--out", help="write each file's record (mode, task, text, holes, g++) here")
     args = ap.parse_args()
+    out = open(args.out, "w") if args.out else None
     items = instances(args.k, args.n, args.seed)
     tmp = tempfile.mkdtemp()
     for mode in args.modes.split(","):
@@ -122,7 +124,12 @@ def main():
                     len(record["holes"]) == text.count("<FILL>")
             ended += all_ended
             grammar += record["valid"]
-            gpp += all_ended and gpp_accepts(record["text"])
+            accepted = all_ended and gpp_accepts(record["text"])
+            gpp += accepted
+            if out:
+                out.write(json.dumps({"mode": mode, "task": task_id, "text": record["text"],
+                                      "holes": [h["text"] for h in record["holes"]],
+                                      "gpp": bool(accepted)}) + "\n")
         print(json.dumps({"mode": mode, "k": args.k, "items": len(items), "errors": refused,
                           "every_hole_ended": ended, "grammar_accepts": grammar,
                           "gpp_accepts": gpp,

@@ -669,7 +669,11 @@ fn infilling_tasks_run_hole_by_hole_and_score_as_programs() {
             "--task",
             s(&file),
             "--modes",
-            "van,mask",
+            if model.is_some() {
+                "van,mask"
+            } else {
+                "van,mask,native"
+            },
             "--seeds",
             "0",
             "--limit",
@@ -685,9 +689,26 @@ fn infilling_tasks_run_hole_by_hole_and_score_as_programs() {
         let (_, err, ok) = lacuna(&args);
         assert!(ok, "{task}: {err}");
     }
+    // A causal model writes left to right only.
+    let (_, err, ok) = lacuna(&[
+        "eval",
+        "run",
+        "--task",
+        s(&short.join("mri-2.jsonl")),
+        "--modes",
+        "native",
+        "--model",
+        s(&qwen),
+        "--out",
+        s(&results),
+    ]);
+    assert!(
+        !ok && err.contains("--modes native") && err.contains("diffusion"),
+        "{err}"
+    );
     // The task files in one folder, as `eval score` reads them.
     std::fs::copy(tasks.join("mril-1.jsonl"), short.join("mril-1.jsonl")).unwrap();
-    let files = score_all(&short, &results, 4);
+    let files = score_all(&short, &results, 5);
     let items: std::collections::HashMap<String, Value> = ["mri-2", "mril-1"]
         .iter()
         .flat_map(|t| jsonl(&short.join(format!("{t}.jsonl"))))
@@ -715,7 +736,7 @@ fn infilling_tasks_run_hole_by_hole_and_score_as_programs() {
             let con = &r["con"];
             let text = con["extracted"].as_str().unwrap();
             assert_eq!(con["syntax_oracle"], gxx_accepts(text, &dir), "{text}");
-            if r["mode"] == "mask" {
+            if r["mode"] == "mask" || r["mode"] == "native" {
                 // Under the grammar, Con. is a word of it (the completion closes what the
                 // model left open).
                 assert_eq!(con["syntax_grammar"], true, "{r}");
@@ -726,4 +747,5 @@ fn infilling_tasks_run_hole_by_hole_and_score_as_programs() {
     assert!(lacuna(&["eval", "tables", "--results", s(&results), "--out", s(&out)]).2);
     let md = std::fs::read_to_string(out.join("dlm.md")).unwrap();
     assert!(md.contains("## mri-2") && md.contains("## mril-1"), "{md}");
+    assert!(md.contains("native Con.⁻"), "{md}");
 }

@@ -252,11 +252,7 @@ fn native(
     file_name: &str,
 ) -> Result<bool, String> {
     let Loaded::Diffusion { loaded, prompt, .. } = loaded else {
-        return Err(
-            "--native needs a diffusion model (the embedded model, LLaDA or Dream); \
-                    a causal FIM model fills one hole after another"
-                .into(),
-        );
+        return Err(format!("--native: {}", InfillError::NotDiffusion));
     };
     let options = NativeOptions {
         span: args.span,

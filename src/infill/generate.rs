@@ -62,6 +62,9 @@ pub enum InfillError {
         /// Whether every piece can follow, and only the end of the file is wrong.
         at_end: bool,
     },
+    /// Native infilling with a causal model (it writes left to right only).
+    #[error("native infilling needs a diffusion model (the embedded model, LLaDA or Dream); a causal FIM model fills one hole after another")]
+    NotDiffusion,
     /// Native infilling: a hole of no positions.
     #[error("--span 0: a hole's span must be at least one position")]
     EmptySpan,

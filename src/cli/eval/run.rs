@@ -46,6 +46,8 @@ pub enum Mode {
     Mask,
     MaskEager,
     Gp,
+    /// Infilling tasks with a diffusion model: every hole at once (`infill --native`).
+    Native,
 }
 
 impl Mode {
@@ -56,6 +58,7 @@ impl Mode {
             Mode::Mask => "mask",
             Mode::MaskEager => "mask-eager",
             Mode::Gp => "gp",
+            Mode::Native => "native",
         }
     }
 }
@@ -75,7 +78,8 @@ pub struct RunArgs {
     /// Name of the model in result files; default: `default`, or the folder's name.
     #[arg(long)]
     pub(super) model_name: Option<String>,
-    /// Modes, comma-separated: van, reject, mask, mask-eager, gp.
+    /// Modes, comma-separated: van, reject, mask, mask-eager, gp; native (infilling tasks,
+    /// diffusion models: every hole at once).
     #[arg(
         long,
         value_enum,
@@ -105,7 +109,8 @@ pub struct RunArgs {
     /// Infilling tasks: at most this many tokens per hole (the paper's 256).
     #[arg(long, default_value_t = 256)]
     pub(super) max_tokens: usize,
-    /// Infilling tasks with a diffusion model: masked positions shown ahead of each hole.
+    /// Infilling tasks with a diffusion model: masked positions shown ahead of each hole
+    /// (`native`: each hole's length in tokens).
     #[arg(long, default_value_t = 16)]
     pub(super) span: usize,
     /// Sampling temperature (DLM paper: 0.2, MRI paper: 1; lacuna-trained models: 1).
@@ -174,6 +179,11 @@ pub fn run(args: RunArgs) -> Result<bool, String> {
             "--modes gp: {model_name} was trained by lacuna on fixed task prompts; grammar \
              prompting needs an instruct checkpoint"
         ));
+    }
+    if args.modes.contains(&Mode::Native) {
+        return Err(
+            "--modes native: only the infilling tasks (mri-K, mril-K) fill holes natively".into(),
+        );
     }
     let items = select_items(&args, items, trained_by_lacuna, |i| i.held_out)?;
     let task = items[0].task.clone();
@@ -580,6 +590,7 @@ fn generate_item(
         Mode::Van | Mode::Gp => {
             generate(model, sampler.as_mut(), cx.table, &prompt, &options, None)
         }
+        Mode::Native => unreachable!("refused for generation tasks before any item"),
         Mode::Reject => {
             let mut c =
                 Constraint::with_prefix(checker, cx.table, item.fixed_prefix.as_bytes(), length);

@@ -12,8 +12,10 @@
 //! keeps what was written; later holes stay empty). Con. is the same when every hole ended,
 //! else the grammar's completion of that canvas (the unfinished hole and the later ones as
 //! holes). Modes: `van` (no grammar), `mask` (each token under the exact frontier mask,
-//! checked first and masked only when refused) and `mask-eager` (the mask before every
-//! token).
+//! checked first and masked only when refused), `mask-eager` (the mask before every token)
+//! and, for diffusion models, `native`: every hole at once, each a span of `--span` masks on
+//! one canvas with the code ([`fill_native`]); its Con.⁻ is the code with the tokens the
+//! model placed, Con. the same or, where the finisher gave up, each hole's completion.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -25,7 +27,9 @@ use crate::canvas::{Canvas, Cell};
 use crate::checker::Checker;
 use crate::deadline::Deadline;
 use crate::diffusion::Rng;
-use crate::infill::{fill_file, HoleyFile, InfillError, InfillOptions, MiddleWriter};
+use crate::infill::{
+    fill_file, fill_native, HoleyFile, InfillError, InfillOptions, MiddleWriter, NativeOptions,
+};
 
 /// The marker later holes are shown as in a causal model's suffix (the paper's).
 const TODO: &str = "<TODO>";
@@ -53,6 +57,9 @@ pub fn run(args: &RunArgs, items: Vec<MriItem>) -> Result<bool, String> {
         args.cuda,
         "cpp",
     )?;
+    if args.modes.contains(&Mode::Native) && matches!(loaded, Loaded::Causal { .. }) {
+        return Err(format!("--modes native: {}", InfillError::NotDiffusion));
+    }
     let model_name = model_name(args);
     let (tokens, width, ends, trained_by_lacuna) = match &loaded {
         Loaded::Causal {
@@ -98,6 +105,67 @@ pub fn run(args: &RunArgs, items: Vec<MriItem>) -> Result<bool, String> {
     })
 }
 
+/// `native`: the diffusion model fills every hole of the item at once. It reads its prompt
+/// (the task's, for the embedded model; else the docstring) and the code; the stub main is
+/// not on its canvas, which holds only what the grammar reads.
+#[allow(clippy::too_many_arguments)]
+fn fill_item_natively(
+    args: &RunArgs,
+    loaded: &Loaded,
+    checker: &mut Checker,
+    file: &HoleyFile,
+    head: &str,
+    item: &MriItem,
+    seed: u64,
+    record: &mut ResultRecord,
+) -> Result<(), InfillError> {
+    let Loaded::Diffusion {
+        loaded: model,
+        prompt,
+        ..
+    } = loaded
+    else {
+        return Err(InfillError::NotDiffusion);
+    };
+    let mut prompt = prompt.clone();
+    prompt.extend(model.tokens.encode(head)?);
+    let options = NativeOptions {
+        span: args.span,
+        seed: item_seed(seed, &item.id),
+        temperature: args.temperature.unwrap_or(1.0),
+        lazy: true,
+        max_extra_positions: crate::diffusion::GenerateOptions::new(0, 0).max_extra_positions,
+    };
+    let filled = fill_native(
+        model.model.as_ref(),
+        &model.tokens,
+        checker,
+        &prompt,
+        file,
+        &options,
+    )?;
+    let placed: Vec<Vec<u8>> = filled
+        .ids
+        .iter()
+        .map(|ids| model.tokens.decode_bytes(ids))
+        .collect();
+    record.raw_text = String::from_utf8_lossy(&file.with_middles(&placed)).into_owned();
+    record.text = String::from_utf8_lossy(&filled.text).into_owned();
+    let st = &filled.stats;
+    record.completed = st.fallback;
+    record.completion_bytes = st.completion_bytes;
+    record.spelled_tokens = st.spelled_tokens;
+    record.gave_up = st.fallback;
+    record.generated_tokens = filled.ids.iter().map(Vec::len).sum();
+    record.masks = st.masks;
+    record.checks = st.checks;
+    record.rejections = st.rejections;
+    record.steps = st.steps;
+    record.forward_passes = st.forward_passes;
+    record.t_checker = st.checker_time.as_secs_f64();
+    Ok(())
+}
+
 /// The docstring of a HumanEval-X prompt (everything before its first `#include`).
 fn docstring(prompt: &str) -> &str {
     prompt.find("#include").map_or("", |i| &prompt[..i])
@@ -127,6 +195,9 @@ fn fill_item(
     } else {
         (docstring(&item.prompt), STUB_MAIN)
     };
+    if mode == Mode::Native {
+        return fill_item_natively(args, loaded, checker, &file, head, item, seed, record);
+    }
     let mut writer_for =
         |prefix: &str, later: &[String]| -> Result<Box<dyn MiddleWriter + '_>, InfillError> {
             let prefix = format!("{head}{prefix}");

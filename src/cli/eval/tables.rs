@@ -148,6 +148,8 @@ const COLUMNS: &[(&str, bool, &str, Option<usize>)] = &[
     ("mask", true, "mask Con.", None),
     ("mask-eager", false, "mask-eager Con.⁻", None),
     ("mask-eager", true, "mask-eager Con.", None),
+    ("native", false, "native Con.⁻", None),
+    ("native", true, "native Con.", None),
 ];
 
 /// The two-sided 95% Student-t quantile for `df` degrees of freedom.
