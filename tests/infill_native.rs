@@ -64,31 +64,36 @@ fn assert_read_back(file: &HoleyFile, filled: &NativeFill, m: &LoadedModel, what
     }
 }
 
+/// `template` filled natively under the grammar `spec_text`, after the model's prompt for
+/// that task, once for each of seeds 0 to 3.
+fn fills(
+    m: &LoadedModel,
+    spec_text: &str,
+    template: &str,
+    span: usize,
+) -> (HoleyFile, Vec<NativeFill>) {
+    let mut c = checker(m, spec::load(spec_text).unwrap());
+    let p = prompt(m, spec_text);
+    let file = HoleyFile::parse(template, "<FILL>").unwrap();
+    let filled = (0..4)
+        .map(|seed| {
+            let o = options(span, seed);
+            fill_native(m.model.as_ref(), &m.tokens, &mut c, &p, &file, &o).unwrap()
+        })
+        .collect();
+    (file, filled)
+}
+
 #[test]
 fn json_holes_filled_at_once_parse_and_are_the_models() {
     let m = model();
-    let spec_text = "json";
-    let mut c = checker(&m, spec::load(spec_text).unwrap());
-    let p = prompt(&m, spec_text);
-    let file = HoleyFile::parse(
-        r#"{"name": <FILL>, "tags": [<FILL>], "age": <FILL>}"#,
-        "<FILL>",
-    )
-    .unwrap();
+    let span = 6;
+    let template = r#"{"name": <FILL>, "tags": [<FILL>], "age": <FILL>}"#;
+    let (file, filled) = fills(&m, "json", template, span);
     let mut by_model = 0;
-    for seed in 0..4 {
-        let span = 6;
-        let filled = fill_native(
-            m.model.as_ref(),
-            &m.tokens,
-            &mut c,
-            &p,
-            &file,
-            &options(span, seed),
-        )
-        .unwrap();
+    for (seed, filled) in filled.iter().enumerate() {
         let what = format!("seed {seed}: {:?}", String::from_utf8_lossy(&filled.text));
-        assert_read_back(&file, &filled, &m, &what);
+        assert_read_back(&file, filled, &m, &what);
         // Valid JSON; not necessarily the shape the pieces suggest: a hole may open a string
         // that the next piece's text stands inside.
         serde_json::from_slice::<serde_json::Value>(&filled.text)
@@ -111,23 +116,11 @@ fn json_holes_filled_at_once_parse_and_are_the_models() {
 #[test]
 fn smiles_holes_filled_at_once_are_read_by_purr() {
     let m = model();
-    let spec_text = "smiles";
-    let mut c = checker(&m, spec::load(spec_text).unwrap());
-    let p = prompt(&m, spec_text);
     // A ring opened before the first hole and closed after the second.
-    let file = HoleyFile::parse("c1ccc<FILL>C(=O)N<FILL>c1", "<FILL>").unwrap();
-    for seed in 0..4 {
-        let filled = fill_native(
-            m.model.as_ref(),
-            &m.tokens,
-            &mut c,
-            &p,
-            &file,
-            &options(4, seed),
-        )
-        .unwrap();
+    let (file, filled) = fills(&m, "smiles", "c1ccc<FILL>C(=O)N<FILL>c1", 4);
+    for (seed, filled) in filled.iter().enumerate() {
         let text = String::from_utf8(filled.text.clone()).unwrap();
-        assert_read_back(&file, &filled, &m, &format!("seed {seed}: {text:?}"));
+        assert_read_back(&file, filled, &m, &format!("seed {seed}: {text:?}"));
         let mut builder = purr::graph::Builder::new();
         let read = purr::read::read(&text, &mut builder, None);
         assert!(read.is_ok(), "seed {seed}: purr refuses {text:?}");
@@ -175,54 +168,42 @@ fn a_hole_keeps_its_positions_when_the_finisher_moves_them() {
     }
 }
 
+/// The error `fill_native` names for `file` (holes of `span` positions) under JSON.
+fn refusal(m: &LoadedModel, c: &mut Checker, file: &str, span: usize) -> String {
+    let file = HoleyFile::parse(file, "<FILL>").unwrap();
+    fill_native(
+        m.model.as_ref(),
+        &m.tokens,
+        c,
+        &[],
+        &file,
+        &options(span, 0),
+    )
+    .unwrap_err()
+    .to_string()
+}
+
 #[test]
 fn templates_no_filling_completes_are_named() {
     let m = model();
     let mut c = checker(&m, spec::load("json").unwrap());
     // `]` cannot close an object, whatever fills the hole.
-    let file = HoleyFile::parse(r#"{"a": <FILL>]"#, "<FILL>").unwrap();
-    let err = fill_native(
-        m.model.as_ref(),
-        &m.tokens,
-        &mut c,
-        &[],
-        &file,
-        &options(4, 0),
-    )
-    .unwrap_err()
-    .to_string();
+    let err = refusal(&m, &mut c, r#"{"a": <FILL>]"#, 4);
     assert!(err.contains("no filling of the template"), "{err}");
+    let err = refusal(&m, &mut c, "[<FILL>]", 0);
+    assert!(err.contains("at least one position"), "{err}");
+    let err = refusal(&m, &mut c, "[<FILL><FILL>]", 2);
+    assert!(
+        err.contains("holes 0 and 1 touch at line 1, column 8"),
+        "{err}"
+    );
+    // Spans past the model's context, before anything is laid out.
+    let err = refusal(&m, &mut c, "[<FILL>]", usize::MAX);
+    assert!(err.contains("more than the model's context"), "{err}");
     // A fixed id that is not a text token.
     let eos = m.model.eos_token_id();
     let err = MaskConstraint::with_template(&mut c, &[], &[None, Some(eos)])
         .unwrap_err()
         .to_string();
     assert!(err.contains("not a text token"), "{err}");
-    let file = HoleyFile::parse("[<FILL>]", "<FILL>").unwrap();
-    let err = fill_native(
-        m.model.as_ref(),
-        &m.tokens,
-        &mut c,
-        &[],
-        &file,
-        &options(0, 0),
-    )
-    .unwrap_err()
-    .to_string();
-    assert!(err.contains("at least one position"), "{err}");
-    let file = HoleyFile::parse("[<FILL><FILL>]", "<FILL>").unwrap();
-    let err = fill_native(
-        m.model.as_ref(),
-        &m.tokens,
-        &mut c,
-        &[],
-        &file,
-        &options(2, 0),
-    )
-    .unwrap_err()
-    .to_string();
-    assert!(
-        err.contains("holes 0 and 1 touch at line 1, column 8"),
-        "{err}"
-    );
 }
