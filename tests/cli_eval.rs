@@ -557,6 +557,24 @@ fn bad_input_is_named() {
     ]);
     assert!(!ok);
     assert!(err.contains(s(&dir)), "{err}");
+    // Native filling is for the infilling tasks, refused before the model folder is read
+    // (the folder is still not a model).
+    let (_, err, ok) = lacuna(&[
+        "eval",
+        "run",
+        "--task",
+        s(&tasks.join("dlm-json.jsonl")),
+        "--modes",
+        "native",
+        "--model",
+        s(&dir),
+        "--out",
+        s(&dir.join("r")),
+    ]);
+    assert!(
+        !ok && err.contains("--modes native: only the infilling tasks"),
+        "{err}"
+    );
     // A result file naming an item the tasks do not hold.
     let results = dir.join("results.jsonl");
     std::fs::write(

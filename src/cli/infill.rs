@@ -16,7 +16,7 @@ use serde_json::json;
 use crate::checker::Checker;
 use crate::diffusion::default_model::{load_default, load_folder, LoadedModel};
 use crate::diffusion::tasks::task_for_spec;
-use crate::diffusion::{ChatTemplate, GenerateOptions, Rng, Tokens};
+use crate::diffusion::{ChatTemplate, Rng, Tokens, MAX_EXTRA_POSITIONS};
 use crate::infill::{
     check_fillable, fill_file, fill_native, CausalLm, CausalWriter, DiffusionWriter, FimFormat,
     HoleyFile, InfillError, InfillOptions, Middle, MiddleWriter, NativeOptions,
@@ -259,7 +259,7 @@ fn native(
         seed: args.seed,
         temperature: args.temperature,
         lazy: !args.eager_masks,
-        max_extra_positions: GenerateOptions::new(0, 0).max_extra_positions,
+        max_extra_positions: MAX_EXTRA_POSITIONS,
     };
     let filled = fill_native(
         loaded.model.as_ref(),

@@ -63,9 +63,12 @@ pub struct GenerateOptions {
     pub max_extra_positions: usize,
 }
 
+/// The default of [`GenerateOptions::max_extra_positions`].
+pub const MAX_EXTRA_POSITIONS: usize = 64;
+
 impl GenerateOptions {
     /// `gen_length` positions and `seed`, with the defaults: 100 resamples, 20 rejections per
-    /// position, no early stop, 64 extra positions.
+    /// position, no early stop, [`MAX_EXTRA_POSITIONS`] extra positions.
     pub fn new(gen_length: usize, seed: u64) -> GenerateOptions {
         GenerateOptions {
             gen_length,
@@ -73,7 +76,7 @@ impl GenerateOptions {
             max_resamples: 100,
             max_rejections_per_position: 20,
             stop_when_settled: false,
-            max_extra_positions: 64,
+            max_extra_positions: MAX_EXTRA_POSITIONS,
         }
     }
 }

@@ -136,8 +136,7 @@ pub fn fill_native(
     }
     let mut gen = GenerateOptions::new(cells.len(), options.seed);
     gen.max_extra_positions = options.max_extra_positions;
-    let masked = cells.iter().filter(|c| c.is_none()).count();
-    let mut sampler = sampler(model, masked, cells.len(), options.temperature);
+    let mut sampler = sampler(model, spans, cells.len(), options.temperature);
     let out = generate_masked(model, sampler.as_mut(), &head, &gen, &mut constraint)?;
     let holes = file.holes();
     let vocab = constraint.vocabulary().clone();

@@ -166,6 +166,12 @@ pub fn run(args: RunArgs) -> Result<bool, String> {
         TaskFile::Infilling(items) => return super::run_mri::run(&args, items),
         TaskFile::Dlm(items) => items,
     };
+    // Decided by the arguments alone: refused before a model is loaded.
+    if args.modes.contains(&Mode::Native) {
+        return Err(
+            "--modes native: only the infilling tasks (mri-K, mril-K) fill holes natively".into(),
+        );
+    }
     let (dtype, device) = super::super::generate::dtype_and_device(&args.dtype, args.cuda)?;
     let loaded = match &args.model {
         Some(dir) => load_folder(dir, args.tokenizer.as_deref(), dtype, &device),
@@ -179,11 +185,6 @@ pub fn run(args: RunArgs) -> Result<bool, String> {
             "--modes gp: {model_name} was trained by lacuna on fixed task prompts; grammar \
              prompting needs an instruct checkpoint"
         ));
-    }
-    if args.modes.contains(&Mode::Native) {
-        return Err(
-            "--modes native: only the infilling tasks (mri-K, mril-K) fill holes natively".into(),
-        );
     }
     let items = select_items(&args, items, trained_by_lacuna, |i| i.held_out)?;
     let task = items[0].task.clone();

@@ -134,7 +134,7 @@ fn fill_item_natively(
         seed: item_seed(seed, &item.id),
         temperature: args.temperature.unwrap_or(1.0),
         lazy: true,
-        max_extra_positions: crate::diffusion::GenerateOptions::new(0, 0).max_extra_positions,
+        max_extra_positions: crate::diffusion::MAX_EXTRA_POSITIONS,
     };
     let filled = fill_native(
         model.model.as_ref(),
