@@ -12,6 +12,8 @@ pub(crate) mod earley;
 mod error;
 pub mod lark;
 pub(crate) mod normalize;
+#[cfg(feature = "internals")]
+pub use normalize::pass_times;
 mod regex_cache;
 mod ring_bonds;
 pub mod schema;

@@ -24,24 +24,10 @@ impl Context {
         let n = g.num_nonterminals();
         let words = g.num_terminals().div_ceil(64).max(1);
         let nullable = g.nullable();
-        let first = edge_sets(g, nullable, words, true);
-        let last = edge_sets(g, nullable, words, false);
-        let mut cx = Context {
-            words,
-            precede: vec![0; n * words],
-            follow: vec![0; n * words],
-            can_start: vec![false; n],
-            can_end: vec![false; n],
-        };
-        cx.can_start[g.start().index()] = true;
-        cx.can_end[g.start().index()] = true;
-        // Seeds: what follows B in `A → B C` is FIRST(C); what precedes C is LAST(B).
-        for &(_, b, c) in g.binary_rules() {
-            or_into(&mut cx.follow, b.index(), &first, c.index(), words);
-            or_into(&mut cx.precede, c.index(), &last, b.index(), words);
-        }
         // A child inherits its parent's end context (follow, can_end) where nothing after it
-        // in the production must be non-empty, and its start context likewise.
+        // in the production must be non-empty, and its start context likewise. LAST sets flow
+        // along the end edges reversed (a parent's LAST set holds its last child's), FIRST
+        // sets along the start edges reversed, so each graph's components serve twice.
         let edges = g.unit_rules().len() + 2 * g.binary_rules().len();
         let mut end_edges = Vec::with_capacity(edges);
         let mut start_edges = Vec::with_capacity(edges);
@@ -59,9 +45,81 @@ impl Context {
                 start_edges.push((a.index(), c.index()));
             }
         }
-        propagate(&mut cx.follow, &mut cx.can_end, words, &end_edges);
-        propagate(&mut cx.precede, &mut cx.can_start, words, &start_edges);
+        let end = Graph::new(n, &end_edges);
+        let start = Graph::new(n, &start_edges);
+        let mut no_flags = vec![false; n];
+        let first = edge_sets(g, words, |sets| {
+            start.propagate_up(sets, &mut no_flags, words)
+        });
+        let last = edge_sets(g, words, |sets| {
+            end.propagate_up(sets, &mut no_flags, words)
+        });
+        let mut cx = Context {
+            words,
+            precede: vec![0; n * words],
+            follow: vec![0; n * words],
+            can_start: vec![false; n],
+            can_end: vec![false; n],
+        };
+        cx.can_start[g.start().index()] = true;
+        cx.can_end[g.start().index()] = true;
+        // Seeds: what follows B in `A → B C` is FIRST(C); what precedes C is LAST(B).
+        for &(_, b, c) in g.binary_rules() {
+            or_into(&mut cx.follow, b.index(), &first, c.index(), words);
+            or_into(&mut cx.precede, c.index(), &last, b.index(), words);
+        }
+        end.propagate_down(&mut cx.follow, &mut cx.can_end, words);
+        start.propagate_down(&mut cx.precede, &mut cx.can_start, words);
         cx
+    }
+}
+
+/// A graph over nonterminals with its strongly connected components, for propagating sets
+/// down its edges (parent to child) or up them.
+struct Graph {
+    children: super::normal::Csr<u32>,
+    parents: super::normal::Csr<u32>,
+    component: Vec<u32>,
+    /// Children first.
+    order: Components,
+}
+
+impl Graph {
+    fn new(n: usize, edges: &[(usize, usize)]) -> Graph {
+        let children = super::normal::Csr::build(n, edges.iter().map(|&(p, c)| (p, c as u32)));
+        let parents = super::normal::Csr::build(n, edges.iter().map(|&(p, c)| (c, p as u32)));
+        let (component, order) = components(n, &children);
+        Graph {
+            children,
+            parents,
+            component,
+            order,
+        }
+    }
+
+    /// The least solution of `sets[child] ⊇ sets[parent]`, `flags[child] ≥ flags[parent]`
+    /// for each edge, from the current values: the components parents first.
+    fn propagate_down(&self, sets: &mut [u64], flags: &mut [bool], words: usize) {
+        propagate_in(
+            sets,
+            flags,
+            words,
+            &self.children,
+            &self.component,
+            self.order.iter().rev(),
+        );
+    }
+
+    /// The same with every edge reversed: the components children first.
+    fn propagate_up(&self, sets: &mut [u64], flags: &mut [bool], words: usize) {
+        propagate_in(
+            sets,
+            flags,
+            words,
+            &self.parents,
+            &self.component,
+            self.order.iter(),
+        );
     }
 }
 
@@ -70,11 +128,21 @@ impl Context {
 /// the edges are visited parents first, so each edge is used once: the members of a cycle end
 /// with one set, their union. (A worklist revisited nodes each time their set grew: 20 times
 /// per edge on the grammar of a Kubernetes schema.)
+#[cfg(test)]
 fn propagate(sets: &mut [u64], flags: &mut [bool], words: usize, edges: &[(usize, usize)]) {
-    let n = flags.len();
-    let children = super::normal::Csr::build(n, edges.iter().map(|&(p, c)| (p, c as u32)));
-    let (component, order) = components(n, &children);
-    for members in order.iter().rev() {
+    Graph::new(flags.len(), edges).propagate_down(sets, flags, words);
+}
+
+/// [`Graph::propagate_down`] over `children` with the components in `parents_first` order.
+fn propagate_in<'a>(
+    sets: &mut [u64],
+    flags: &mut [bool],
+    words: usize,
+    children: &super::normal::Csr<u32>,
+    component: &[u32],
+    parents_first: impl Iterator<Item = &'a [usize]>,
+) {
+    for members in parents_first {
         let (&first, rest) = members.split_first().expect("components are not empty");
         for &m in rest {
             or_self(sets, first, m, words);
@@ -178,27 +246,14 @@ impl Components {
     }
 }
 
-/// FIRST sets (`first = true`) or LAST sets of every nonterminal, as bitsets: `A → t` puts t
-/// in A's set; `A → B` and `A → B C` pass B's set up to A (and C's, when B is nullable; for
-/// LAST sets the other way round).
-fn edge_sets(g: &NormalGrammar, nullable: &[bool], words: usize, first: bool) -> Vec<u64> {
+/// FIRST or LAST sets of every nonterminal, as bitsets: `A → t` puts t in A's set, and
+/// `propagate` passes the sets up the start edges (FIRST) or the end edges (LAST).
+fn edge_sets(g: &NormalGrammar, words: usize, propagate: impl FnOnce(&mut [u64])) -> Vec<u64> {
     let mut sets = vec![0u64; g.num_nonterminals() * words];
     for &(a, t) in g.terminal_rules() {
         sets[a.index() * words + t.index() / 64] |= 1 << (t.index() % 64);
     }
-    let mut edges = Vec::with_capacity(g.unit_rules().len() + 2 * g.binary_rules().len());
-    for &(a, b) in g.unit_rules() {
-        edges.push((b.index(), a.index()));
-    }
-    for &(a, b, c) in g.binary_rules() {
-        let (near, far) = if first { (b, c) } else { (c, b) };
-        edges.push((near.index(), a.index()));
-        if nullable[near.index()] {
-            edges.push((far.index(), a.index()));
-        }
-    }
-    let mut flags = vec![false; g.num_nonterminals()];
-    propagate(&mut sets, &mut flags, words, &edges);
+    propagate(&mut sets);
     sets
 }
 
@@ -282,10 +337,18 @@ mod tests {
             }
             let mut flags: Vec<bool> = seeds[..n].iter().map(|&(_, _, f)| f && n % 3 == 0).collect();
             let (mut want_sets, mut want_flags) = (sets.clone(), flags.clone());
+            let (mut up_sets, mut up_flags) = (sets.clone(), flags.clone());
             propagate_naively(&mut want_sets, &mut want_flags, 2, &edges);
             super::propagate(&mut sets, &mut flags, 2, &edges);
             prop_assert_eq!(sets, want_sets);
             prop_assert_eq!(flags, want_flags);
+            // Up the edges: the same graph's components, the other way round.
+            let reversed: Vec<(usize, usize)> = edges.iter().map(|&(p, c)| (c, p)).collect();
+            let (mut want_sets, mut want_flags) = (up_sets.clone(), up_flags.clone());
+            propagate_naively(&mut want_sets, &mut want_flags, 2, &reversed);
+            super::Graph::new(n, &edges).propagate_up(&mut up_sets, &mut up_flags, 2);
+            prop_assert_eq!(up_sets, want_sets);
+            prop_assert_eq!(up_flags, want_flags);
         }
     }
 }

@@ -25,8 +25,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use super::work::{Rhs, Rule};
 use super::WorkGrammar;
-use crate::grammar::{NonterminalId, Rule, Symbol};
+use crate::grammar::{NonterminalId, Symbol};
 
 const NIL: u32 = u32::MAX;
 
@@ -320,7 +321,7 @@ pub(super) fn run(w: &mut WorkGrammar, counts: Vec<usize>, max_work: u64) {
         .values()
         .map(|&r| {
             let lr = &st.rules[r as usize];
-            let mut rhs = Vec::with_capacity(lr.len);
+            let mut rhs = Rhs::with_capacity(lr.len);
             let mut at = lr.symbols.head;
             while at != NIL {
                 rhs.push(decode(st.nodes[at as usize].item));

@@ -161,3 +161,45 @@ fn from_binary_work(w: WorkGrammar, num_terminals: usize) -> NormalGrammar {
 
 #[cfg(test)]
 mod tests;
+
+/// The time each pass of [`NormalGrammar::from_grammar`] takes on `g`, in order, for
+/// profiling (`examples/phase_times.rs`); the passes are those of [`shrink`] and [`to_c2f`].
+#[cfg(feature = "internals")]
+pub fn pass_times(g: &Grammar) -> Vec<(&'static str, std::time::Duration)> {
+    let mut times = vec![];
+    let mut t = std::time::Instant::now();
+    let mut lap = |name, times: &mut Vec<_>| {
+        times.push((name, t.elapsed()));
+        t = std::time::Instant::now();
+    };
+    let mut w = WorkGrammar::from_grammar(g);
+    lap("from_grammar", &mut times);
+    w.remove_useless();
+    lap("remove_useless", &mut times);
+    w.dedupe();
+    lap("dedupe", &mut times);
+    w.substitute_aliases();
+    lap("aliases", &mut times);
+    w.inline_single_use();
+    lap("inline", &mut times);
+    w.dedupe();
+    lap("dedupe", &mut times);
+    w.left_factor();
+    lap("left_factor", &mut times);
+    w.share_bigrams();
+    lap("bigrams", &mut times);
+    w.binarize();
+    lap("binarize", &mut times);
+    w.lift_terminals();
+    lap("lift", &mut times);
+    w.dedupe();
+    lap("dedupe", &mut times);
+    w.remove_useless();
+    lap("remove_useless", &mut times);
+    w.compact();
+    lap("compact", &mut times);
+    let n = from_binary_work(w, g.terminals().len());
+    lap("normal", &mut times);
+    drop(n);
+    times
+}

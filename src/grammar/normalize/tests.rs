@@ -7,7 +7,7 @@
 use proptest::prelude::*;
 
 use super::reference::RefGrammar;
-use super::WorkGrammar;
+use super::{work, WorkGrammar};
 use crate::grammar::{NonterminalId, Rule, Symbol, TerminalId};
 
 /// A random rule list over `nts` nonterminals and three terminals; rules tend to reuse
@@ -30,7 +30,13 @@ fn pair(nts: u32, rules: Vec<Rule>) -> (WorkGrammar, RefGrammar) {
     (
         WorkGrammar {
             names: names.clone(),
-            rules: rules.clone(),
+            rules: rules
+                .iter()
+                .map(|r| work::Rule {
+                    lhs: r.lhs,
+                    rhs: r.rhs.iter().copied().collect(),
+                })
+                .collect(),
             start,
         },
         RefGrammar {
@@ -42,7 +48,11 @@ fn pair(nts: u32, rules: Vec<Rule>) -> (WorkGrammar, RefGrammar) {
 }
 
 fn same(w: &WorkGrammar, r: &RefGrammar) -> Result<(), TestCaseError> {
-    prop_assert_eq!(&w.rules, &r.rules);
+    let work_rules: Vec<(NonterminalId, &[Symbol])> =
+        w.rules.iter().map(|r| (r.lhs, &r.rhs[..])).collect();
+    let ref_rules: Vec<(NonterminalId, &[Symbol])> =
+        r.rules.iter().map(|r| (r.lhs, &r.rhs[..])).collect();
+    prop_assert_eq!(work_rules, ref_rules);
     prop_assert_eq!(&w.names, &r.names);
     Ok(())
 }

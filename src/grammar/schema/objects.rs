@@ -460,7 +460,8 @@ impl<'a> Lowerer<'a> {
     }
 
     /// Members in any order, each declared one at most once: A(U) is "after at least one
-    /// member, with the declared members U used"; 2ⁿ states for n declared members.
+    /// member, with the declared members U used", R(U) what may follow A(U)'s comma; 2ⁿ
+    /// states for n declared members.
     fn members_any_order(
         &mut self,
         members: &[(Symbol, bool)],
@@ -487,17 +488,25 @@ impl<'a> Lowerer<'a> {
                 // word keeps the grammar well formed.
                 self.rule(a, vec![Symbol::N(a)], ptr)?;
             }
+            // `A(U) → "," R(U)`, R(U) → each member that may come next: written factored, as
+            // the normalizer would left-factor it (most of that pass's work on a Kubernetes
+            // schema: 2.0 → 0.8 ms, `examples/phase_times.rs`).
+            if used == (1u32 << n) - 1 && extra.is_none() {
+                continue;
+            }
+            let rest = self.fresh("next");
+            self.rule(a, vec![comma, Symbol::N(rest)], ptr)?;
             for (k, &(m, _)) in members.iter().enumerate() {
                 if used & (1 << k) == 0 {
                     self.rule(
-                        a,
-                        vec![comma, m, Symbol::N(states[(used | 1 << k) as usize])],
+                        rest,
+                        vec![m, Symbol::N(states[(used | 1 << k) as usize])],
                         ptr,
                     )?;
                 }
             }
             if let Some(x) = extra {
-                self.rule(a, vec![comma, Symbol::N(x), Symbol::N(a)], ptr)?;
+                self.rule(rest, vec![Symbol::N(x), Symbol::N(a)], ptr)?;
             }
         }
         let b = self.fresh("before");

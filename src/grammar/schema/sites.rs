@@ -92,6 +92,11 @@ impl<'a> Lowerer<'a> {
     /// both possible for one name: patterns of different objects must be equal or disjoint.
     pub fn finish_sites(&mut self) -> Result<(), SchemaError> {
         let keys = std::mem::take(&mut self.keys);
+        // In characters, as `minLength`/`maxLength` count; once, not once per site.
+        let key_lengths: Vec<u64> = keys
+            .iter()
+            .map(|(name, _)| name.chars().count() as u64)
+            .collect();
         self.key_ids.clear();
         let sites = std::mem::take(&mut self.sites);
         let with_colon = self.key_mode == KeyMode::WithColon;
@@ -120,7 +125,7 @@ impl<'a> Lowerer<'a> {
                 _ if with_colon => continue,
                 _ => {}
             }
-            self.admit_names(*nt, site, &keys)?;
+            self.admit_names(*nt, site, &keys, &key_lengths)?;
         }
         Ok(())
     }
@@ -154,6 +159,7 @@ impl<'a> Lowerer<'a> {
         nt: NonterminalId,
         site: &StringSite,
         keys: &[(String, TerminalId)],
+        key_lengths: &[u64],
     ) -> Result<(), SchemaError> {
         // Matchers are built once per site, not once per name.
         let (min, max, pattern, format, exact, excluded) = match site {
@@ -216,8 +222,8 @@ impl<'a> Lowerer<'a> {
         }
         let admitted: Vec<bool> = keys
             .iter()
-            .map(|(name, _)| {
-                let n = name.chars().count() as u64;
+            .zip(key_lengths)
+            .map(|((name, _), &n)| {
                 exact.is_none_or(|v| v == name)
                     && excluded.as_ref().is_none_or(|x| !x.contains(name.as_str()))
                     && n >= min

@@ -1,0 +1,120 @@
+//! Where a JSON Schema checker's build goes, phase by phase (issue 18's compile time):
+//!
+//! ```sh
+//! cargo run --release --example phase_times --features internals -- SCHEMA.json
+//! cargo run --release --example phase_times --features internals -- CASES.jsonl
+//! ```
+//!
+//! For one schema file (a maskbench file's `schema` member is used when it has one): the
+//! schema's compilation, each normalization pass ([`lacuna::grammar::pass_times`]), the
+//! lexer and the automaton of a canvas that is one hole, each the minimum and median of `REPS`
+//! runs (30 by default). [`Checker::new`](lacuna::checker::Checker::new) runs the
+//! normalization on one thread and the lexer with its automaton on another, so the build's
+//! critical path is the longer of the two.
+//!
+//! For a maskbench cases file (`eval/maskbench.py` writes one): one line per compiled schema,
+//! `name compile normalization lexer automaton`, in microseconds, the minimum of 5 runs each.
+use std::time::{Duration, Instant};
+
+use lacuna::canvas::HoleyText;
+use lacuna::grammar::schema::{compile, SchemaOptions};
+use lacuna::grammar::NormalGrammar;
+use lacuna::internals::{HoleyLexer, LexLimits};
+use serde_json::Value;
+
+fn main() {
+    let Some(path) = std::env::args().nth(1) else {
+        eprintln!("usage: phase_times SCHEMA.json | CASES.jsonl");
+        std::process::exit(2);
+    };
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        eprintln!("cannot read {path}: {e}");
+        std::process::exit(2);
+    });
+    if path.ends_with(".jsonl") {
+        per_case(&text);
+    } else {
+        let mut value: Value = serde_json::from_str(&text).expect("a JSON schema");
+        if let Some(s) = value.get("schema") {
+            value = s.clone();
+        }
+        by_phase(&value);
+    }
+}
+
+fn one_hole() -> HoleyText {
+    HoleyText {
+        chunks: vec![vec![], vec![]],
+    }
+}
+
+fn by_phase(schema: &Value) {
+    let reps: usize = std::env::var("REPS").map_or(30, |v| v.parse().expect("REPS is a number"));
+    let mut phases: Vec<(&'static str, Vec<Duration>)> = vec![];
+    let mut record = |i: usize, name: &'static str, d: Duration| {
+        if phases.len() <= i {
+            phases.push((name, vec![]));
+        }
+        phases[i].1.push(d);
+    };
+    for _ in 0..reps {
+        let t = Instant::now();
+        let g = compile(schema, &SchemaOptions::default())
+            .expect("a schema that compiles")
+            .grammar;
+        record(0, "compile", t.elapsed());
+        let passes = lacuna::grammar::pass_times(&g);
+        let n = passes.len();
+        for (i, (name, d)) in passes.into_iter().enumerate() {
+            record(i + 1, name, d);
+        }
+        let t = Instant::now();
+        let mut lexer = HoleyLexer::new(&g, LexLimits::default()).expect("a lexer");
+        record(n + 1, "lexer", t.elapsed());
+        let t = Instant::now();
+        let _ = lexer.automaton(&one_hole());
+        record(n + 2, "automaton", t.elapsed());
+    }
+    let last = phases.len() - 2;
+    let (mut normalization_min, mut normalization_median) = (0, 0);
+    for (i, (name, mut d)) in phases.into_iter().enumerate() {
+        d.sort();
+        let (min, median) = (d[0].as_micros(), d[d.len() / 2].as_micros());
+        if (1..last).contains(&i) {
+            normalization_min += min;
+            normalization_median += median;
+        }
+        println!("{name:>16}  min {min:6} µs  median {median:6} µs");
+    }
+    println!("   normalization  min {normalization_min:6} µs  median {normalization_median:6} µs");
+}
+
+fn per_case(text: &str) {
+    for line in text.lines() {
+        let case: Value = serde_json::from_str(line).expect("a JSON line");
+        let schema = &case["schema"];
+        let Ok(compiled) = compile(schema, &SchemaOptions::default()) else {
+            continue;
+        };
+        let g = compiled.grammar;
+        let mut best = [u128::MAX; 4];
+        for _ in 0..5 {
+            let t = Instant::now();
+            let _ = compile(schema, &SchemaOptions::default());
+            best[0] = best[0].min(t.elapsed().as_micros());
+            let t = Instant::now();
+            let _ = NormalGrammar::from_grammar(&g);
+            best[1] = best[1].min(t.elapsed().as_micros());
+            let t = Instant::now();
+            let Ok(mut lexer) = HoleyLexer::new(&g, LexLimits::default()) else {
+                break;
+            };
+            best[2] = best[2].min(t.elapsed().as_micros());
+            let t = Instant::now();
+            let _ = lexer.automaton(&one_hole());
+            best[3] = best[3].min(t.elapsed().as_micros());
+        }
+        let name = case["name"].as_str().unwrap_or("?");
+        println!("{name} {} {} {} {}", best[0], best[1], best[2], best[3]);
+    }
+}
