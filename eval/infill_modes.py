@@ -2,7 +2,8 @@
 """`lacuna infill` on one file with holes, hole by hole and natively, over many seeds.
 
 For each mode (`holes`: one hole after another, left to right, each under its frontier mask;
-`native`: every hole at once, each a span of `--span` masks, `lacuna infill --native`) it
+`native`: every hole at once, each a span of `--span` masks, `lacuna infill --native`;
+`native-van`: the same canvas without the grammar, `--native --unconstrained`) it
 runs `lacuna infill --json` once per seed and reports how many filled files lacuna's grammar
 accepts, how many an independent oracle accepts (Python's `json` for `-g json`, RDKit for
 `-g smiles` when it is installed: `bash eval/setup-tools.sh`), how many the model wrote alone
@@ -63,8 +64,10 @@ def main():
                    "--max-tokens", str(args.max_tokens), "--span", str(args.span)]
             if args.model:
                 cmd += ["--model", args.model]
-            if mode == "native":
+            if mode.startswith("native"):
                 cmd.append("--native")
+            if mode == "native-van":
+                cmd.append("--unconstrained")
             t0 = time.time()
             r = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
             seconds += time.time() - t0
@@ -72,7 +75,7 @@ def main():
                 print(f"seed {seed}: {r.stderr.strip()}", file=sys.stderr)
                 continue
             record = json.loads(r.stdout)
-            if mode == "native":
+            if mode.startswith("native"):
                 ended = record["completion_bytes"] == 0
             else:
                 ended = all(h["ended"] for h in record["holes"])
@@ -82,7 +85,7 @@ def main():
                 independent += ended and accepts(record["text"])
         print(json.dumps({
             "mode": mode, "grammar": args.grammar, "seeds": args.seeds,
-            "span": args.span if mode == "native" else None,
+            "span": args.span if mode.startswith("native") else None,
             "model_wrote_all": alone, "grammar_accepts": grammar,
             "oracle_accepts": independent if accepts is not None else None,
             "seconds_per_file": round(seconds / max(1, args.seeds), 2),

@@ -8,9 +8,9 @@ file given to `lacuna infill` is the task's declaration (includes and signature)
 the solution with `<FILL>` where the spans were; no stub main is added (g++ -fsyntax-only does
 not need one).
 
-For each mode (constrained under the `cpp` grammar, hole by hole; `--unconstrained`; and
+For each mode (constrained under the `cpp` grammar, hole by hole; `--unconstrained`;
 `native`: a diffusion model filling every hole at once, each a span of `--span` masks,
-`lacuna infill --native`) it reports how many files had every hole ended by the model
+`lacuna infill --native`; and `native-van`, the same without the grammar) it reports how many files had every hole ended by the model
 (within `--max-tokens` hole by hole; natively, with no byte from the grammar's completion),
 how many lacuna's grammar accepts, how many `g++ -std=c++17 -fsyntax-only` accepts, and the
 seconds a file. Hole by hole every byte of a hole is the model's (there is no completion),
@@ -18,7 +18,7 @@ so these are the paper's Con.- figures.
 
     cargo build --release
     python3 eval/infill_mri.py --k 1 --n 20 [--model DIR] [--max-tokens 128] \
-        [--modes constrained,unconstrained,native] [--span 16] [--out FILE.jsonl]
+        [--modes constrained,unconstrained,native,native-van] [--span 16] [--out FILE.jsonl]
 """
 import argparse
 import gzip
@@ -106,9 +106,9 @@ def main():
                    "--max-tokens", str(args.max_tokens)]
             if args.model:
                 cmd += ["--model", args.model]
-            if mode == "unconstrained":
+            if mode in ("unconstrained", "native-van"):
                 cmd.append("--unconstrained")
-            if mode == "native":
+            if mode.startswith("native"):
                 cmd += ["--native", "--span", str(args.span)]
             t0 = time.time()
             r = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
@@ -117,7 +117,7 @@ def main():
                 refused += 1  # an error before any hole (the file too long for the model, say)
                 continue
             record = json.loads(r.stdout)
-            if mode == "native":
+            if mode.startswith("native"):
                 all_ended = record["completion_bytes"] == 0
             else:
                 all_ended = all(h["ended"] for h in record["holes"]) and \

@@ -690,7 +690,7 @@ fn infilling_tasks_run_hole_by_hole_and_score_as_programs() {
             if model.is_some() {
                 "van,mask"
             } else {
-                "van,mask,native"
+                "van,mask,native,native-van"
             },
             "--seeds",
             "0",
@@ -726,7 +726,7 @@ fn infilling_tasks_run_hole_by_hole_and_score_as_programs() {
     );
     // The task files in one folder, as `eval score` reads them.
     std::fs::copy(tasks.join("mril-1.jsonl"), short.join("mril-1.jsonl")).unwrap();
-    let files = score_all(&short, &results, 5);
+    let files = score_all(&short, &results, 6);
     let items: std::collections::HashMap<String, Value> = ["mri-2", "mril-1"]
         .iter()
         .flat_map(|t| jsonl(&short.join(format!("{t}.jsonl"))))
@@ -765,5 +765,8 @@ fn infilling_tasks_run_hole_by_hole_and_score_as_programs() {
     assert!(lacuna(&["eval", "tables", "--results", s(&results), "--out", s(&out)]).2);
     let md = std::fs::read_to_string(out.join("dlm.md")).unwrap();
     assert!(md.contains("## mri-2") && md.contains("## mril-1"), "{md}");
-    assert!(md.contains("native Con.⁻"), "{md}");
+    assert!(
+        md.contains("native Con.⁻") && md.contains("native Van."),
+        "{md}"
+    );
 }

@@ -40,6 +40,7 @@ fn options(span: usize, seed: u64) -> NativeOptions {
         temperature: 1.0,
         lazy: true,
         max_extra_positions: 64,
+        constrained: true,
     }
 }
 
@@ -206,4 +207,82 @@ fn templates_no_filling_completes_are_named() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("not a text token"), "{err}");
+}
+
+/// Without the grammar the model fills the same spans as it likes: nothing moves, no mask is
+/// computed, each hole holds at most its span's tokens, and a single masked position takes
+/// the model's own most likely token there (its logits computed here, with the model alone).
+#[test]
+fn unconstrained_native_fills_take_the_models_own_tokens() {
+    let m = model();
+    let mut c = checker(&m, spec::load("json").unwrap());
+    let p = prompt(&m, "json");
+    let span = 6;
+    let file = HoleyFile::parse(
+        r#"{"name": <FILL>, "tags": [<FILL>], "age": <FILL>}"#,
+        "<FILL>",
+    )
+    .unwrap();
+    for seed in 0..4 {
+        let o = NativeOptions {
+            constrained: false,
+            ..options(span, seed)
+        };
+        let filled = fill_native(m.model.as_ref(), &m.tokens, &mut c, &p, &file, &o).unwrap();
+        let what = format!("seed {seed}: {:?}", String::from_utf8_lossy(&filled.text));
+        assert_read_back(&file, &filled, &m, &what);
+        let st = &filled.stats;
+        assert_eq!((st.masks, st.checks), (0, 0), "{what}");
+        assert_eq!(st.extra_positions + st.removed_positions, 0, "{what}");
+        assert!(!st.fallback, "{what}");
+        assert!(filled.ids.iter().all(|ids| ids.len() <= span), "{what}");
+    }
+
+    // One masked position between fixed text, greedy: the model's argmax there.
+    let file = HoleyFile::parse("[1, <FILL>, 3]", "<FILL>").unwrap();
+    let o = NativeOptions {
+        constrained: false,
+        temperature: 0.0,
+        ..options(1, 0)
+    };
+    let filled = fill_native(m.model.as_ref(), &m.tokens, &mut c, &p, &file, &o).unwrap();
+    let mask = m.model.mask_token_id();
+    let mut canvas = p.clone();
+    canvas.extend(m.tokens.encode("[1, ").unwrap());
+    let at = canvas.len();
+    canvas.push(mask);
+    canvas.extend(m.tokens.encode(", 3]").unwrap());
+    let input = candle_core::Tensor::new(canvas.as_slice(), &Device::Cpu)
+        .unwrap()
+        .unsqueeze(0)
+        .unwrap();
+    let logits: Vec<f32> = m
+        .model
+        .forward(&input)
+        .unwrap()
+        .squeeze(0)
+        .unwrap()
+        .get(at)
+        .unwrap()
+        .to_vec1()
+        .unwrap();
+    let best = (0..logits.len() as u32)
+        .filter(|&t| t != mask)
+        .max_by(|&a, &b| logits[a as usize].total_cmp(&logits[b as usize]))
+        .unwrap();
+    let placed: Vec<u32> = filled.ids.concat();
+    let is_text = m
+        .tokens
+        .vocabulary(&[m.model.eos_token_id()], m.model.vocab_size());
+    if is_text.kind(best) == Some(lacuna::vocab::TokenKind::Text) {
+        assert_eq!(
+            placed,
+            vec![best],
+            "{:?}",
+            String::from_utf8_lossy(&filled.text)
+        );
+    } else {
+        // An end of output or a special id writes nothing into the file.
+        assert!(placed.is_empty(), "{placed:?}");
+    }
 }

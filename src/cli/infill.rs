@@ -163,13 +163,6 @@ pub fn run(args: InfillArgs) -> Result<bool, String> {
         )
     })?;
     let holey = HoleyFile::parse(&text, &args.marker).map_err(in_file)?;
-    if args.native && args.unconstrained {
-        return Err(
-            "--native fills under the grammar's masks; --unconstrained is for the \
-                    hole-by-hole loop"
-                .into(),
-        );
-    }
     check_fillable(&mut checker, &holey).map_err(in_file)?;
 
     let loaded = load(&args)?;
@@ -260,6 +253,7 @@ fn native(
         temperature: args.temperature,
         lazy: !args.eager_masks,
         max_extra_positions: MAX_EXTRA_POSITIONS,
+        constrained: !args.unconstrained,
     };
     let filled = fill_native(
         loaded.model.as_ref(),
@@ -288,6 +282,7 @@ fn native(
             "text": String::from_utf8_lossy(&filled.text),
             "valid": valid,
             "native": true,
+            "constrained": !args.unconstrained,
             "holes": holes,
             "completion_bytes": st.completion_bytes,
             "extra_positions": st.extra_positions,
@@ -312,7 +307,7 @@ fn native(
             st.completion_bytes
         );
     }
-    if !valid {
+    if !valid && !args.unconstrained {
         eprintln!("lacuna: {file_name}: the filled file is not a word of the grammar");
     }
     Ok(valid)

@@ -150,6 +150,36 @@ pub fn generate(
     table: &TokenTable,
     prompt: &[u32],
     options: &GenerateOptions,
+    constraint: Option<&mut Constraint<'_>>,
+) -> Result<Generation> {
+    run(model, sampler, table, prompt, &[], options, constraint)
+}
+
+/// Generates without a constraint on a template: `cells` (one per generated position, so
+/// `options.gen_length` of them) are on the canvas from the start, and the model unmasks the
+/// `None` ones around them. The unconstrained twin of infilling with
+/// [`MaskConstraint::with_template`](super::MaskConstraint::with_template): the text is the
+/// whole canvas's, template included, up to the first EOS.
+pub fn generate_around(
+    model: &dyn Model,
+    sampler: &mut dyn Sampler,
+    table: &TokenTable,
+    prompt: &[u32],
+    cells: &[Option<u32>],
+    options: &GenerateOptions,
+) -> Result<Generation> {
+    covers(cells.len(), options.gen_length)?;
+    run(model, sampler, table, prompt, cells, options, None)
+}
+
+/// [`generate`] from a canvas with `placed` cells (none, or one per generated position).
+fn run(
+    model: &dyn Model,
+    sampler: &mut dyn Sampler,
+    table: &TokenTable,
+    prompt: &[u32],
+    placed: &[Option<u32>],
+    options: &GenerateOptions,
     mut constraint: Option<&mut Constraint<'_>>,
 ) -> Result<Generation> {
     let mask = model.mask_token_id();
@@ -159,6 +189,11 @@ pub fn generate(
         covers(c.cells().len(), n)?;
     }
     let (mut ids, mut rng) = start(model, sampler, prompt, options)?;
+    for (i, cell) in placed.iter().enumerate() {
+        if let Some(id) = *cell {
+            ids[p + i] = id;
+        }
+    }
     let mut stats = GenerationStats::default();
     // Rejected pairs stay rejected: the canvas only grows, so a token that cannot be
     // completed at a position now never can be later.

@@ -29,7 +29,9 @@ pub use checkpoint::Weights;
 pub use constraint::{Constraint, ConstraintStats, TokenTable};
 pub use dream::Dream;
 pub use error::{DiffusionError, Result};
-pub use generate::{generate, GenerateOptions, Generation, GenerationStats, MAX_EXTRA_POSITIONS};
+pub use generate::{
+    generate, generate_around, GenerateOptions, Generation, GenerationStats, MAX_EXTRA_POSITIONS,
+};
 pub use llada::LLaDA;
 pub use masked::{
     generate_masked, MaskConstraint, MaskStats, PositionMask, CHECKS_PAST_INEXACT_MASK,

@@ -19,8 +19,8 @@ use super::file::HoleyFile;
 use super::generate::InfillError;
 use crate::checker::Checker;
 use crate::diffusion::{
-    generate_masked, DreamSampler, Family, GenerateOptions, GenerationStats, LLaDASampler,
-    MaskConstraint, Model, Sampler, Tokens, FIXED_REGION,
+    generate_around, generate_masked, DreamSampler, Family, GenerateOptions, GenerationStats,
+    LLaDASampler, MaskConstraint, Model, Sampler, TokenTable, Tokens, FIXED_REGION,
 };
 use crate::vocab::{TokenId, TokenKind};
 
@@ -41,6 +41,10 @@ pub struct NativeOptions {
     pub lazy: bool,
     /// Positions the finisher may add, over all holes.
     pub max_extra_positions: usize,
+    /// Draw each token from its position's valid-token mask (the default). Without, the model
+    /// fills the same spans on the same canvas as it likes, for comparison: nothing moves, a
+    /// hole's middle is its span's text tokens, and the file need not be valid.
+    pub constrained: bool,
 }
 
 /// A file whose holes were filled together.
@@ -130,6 +134,9 @@ pub fn fill_native(
             room,
         });
     }
+    if !options.constrained {
+        return fill_unconstrained(model, tokens, checker, &head, &cells, file, options);
+    }
     let mut constraint = MaskConstraint::with_template(checker, &prefix, &cells)?;
     if options.lazy {
         constraint = constraint.lazy();
@@ -163,6 +170,60 @@ pub fn fill_native(
             })
             .collect()
     };
+    let text = file.with_middles(&middles);
+    Ok(NativeFill {
+        middles,
+        ids,
+        text,
+        stats: out.stats,
+    })
+}
+
+/// [`fill_native`] without the grammar: the model unmasks the spans of `cells` after `head`
+/// as it likes. Its vocabulary is `checker`'s (the same ids end the output and write text).
+fn fill_unconstrained(
+    model: &dyn Model,
+    tokens: &Tokens,
+    checker: &Checker,
+    head: &[TokenId],
+    cells: &[Option<TokenId>],
+    file: &HoleyFile,
+    options: &NativeOptions,
+) -> Result<NativeFill, InfillError> {
+    let vocab = checker
+        .vocabulary()
+        .expect("fill_native's checker reads the model's token canvases")
+        .clone();
+    let eos: Vec<TokenId> = vocab.eos_ids().collect();
+    let table = TokenTable::from_tokens(tokens, &eos);
+    let masked = cells.iter().filter(|c| c.is_none()).count();
+    let gen = GenerateOptions::new(cells.len(), options.seed);
+    let mut sampler = sampler(model, masked, cells.len(), options.temperature);
+    let out = generate_around(model, sampler.as_mut(), &table, head, cells, &gen)?;
+    // The spans never move: hole i is the i-th run of masks of the template.
+    let mut ids = vec![Vec::new(); file.holes()];
+    let mut hole = 0;
+    for (i, cell) in cells.iter().enumerate() {
+        if cell.is_some() {
+            continue;
+        }
+        if i > 0 && cells[i - 1].is_some() {
+            hole += 1;
+        }
+        let id = out.ids[i];
+        if vocab.kind(id) == Some(TokenKind::Text) {
+            ids[hole].push(id);
+        }
+    }
+    let middles: Vec<Vec<u8>> = ids
+        .iter()
+        .map(|ids| {
+            ids.iter()
+                .flat_map(|&id| vocab.bytes(id))
+                .copied()
+                .collect()
+        })
+        .collect();
     let text = file.with_middles(&middles);
     Ok(NativeFill {
         middles,

@@ -48,6 +48,8 @@ pub enum Mode {
     Gp,
     /// Infilling tasks with a diffusion model: every hole at once (`infill --native`).
     Native,
+    /// The same canvas unconstrained (`infill --native --unconstrained`).
+    NativeVan,
 }
 
 impl Mode {
@@ -59,7 +61,13 @@ impl Mode {
             Mode::MaskEager => "mask-eager",
             Mode::Gp => "gp",
             Mode::Native => "native",
+            Mode::NativeVan => "native-van",
         }
+    }
+
+    /// Every hole at once, on one canvas (`infill --native`).
+    pub fn is_native(self) -> bool {
+        matches!(self, Mode::Native | Mode::NativeVan)
     }
 }
 
@@ -78,8 +86,8 @@ pub struct RunArgs {
     /// Name of the model in result files; default: `default`, or the folder's name.
     #[arg(long)]
     pub(super) model_name: Option<String>,
-    /// Modes, comma-separated: van, reject, mask, mask-eager, gp; native (infilling tasks,
-    /// diffusion models: every hole at once).
+    /// Modes, comma-separated: van, reject, mask, mask-eager, gp; native and native-van
+    /// (infilling tasks, diffusion models: every hole at once, under masks or not).
     #[arg(
         long,
         value_enum,
@@ -167,10 +175,11 @@ pub fn run(args: RunArgs) -> Result<bool, String> {
         TaskFile::Dlm(items) => items,
     };
     // Decided by the arguments alone: refused before a model is loaded.
-    if args.modes.contains(&Mode::Native) {
-        return Err(
-            "--modes native: only the infilling tasks (mri-K, mril-K) fill holes natively".into(),
-        );
+    if let Some(m) = args.modes.iter().find(|m| m.is_native()) {
+        return Err(format!(
+            "--modes {}: only the infilling tasks (mri-K, mril-K) fill holes natively",
+            m.name()
+        ));
     }
     let (dtype, device) = super::super::generate::dtype_and_device(&args.dtype, args.cuda)?;
     let loaded = match &args.model {
@@ -591,7 +600,9 @@ fn generate_item(
         Mode::Van | Mode::Gp => {
             generate(model, sampler.as_mut(), cx.table, &prompt, &options, None)
         }
-        Mode::Native => unreachable!("refused for generation tasks before any item"),
+        Mode::Native | Mode::NativeVan => {
+            unreachable!("refused for generation tasks before any item")
+        }
         Mode::Reject => {
             let mut c =
                 Constraint::with_prefix(checker, cx.table, item.fixed_prefix.as_bytes(), length);

@@ -57,8 +57,14 @@ pub fn run(args: &RunArgs, items: Vec<MriItem>) -> Result<bool, String> {
         args.cuda,
         "cpp",
     )?;
-    if args.modes.contains(&Mode::Native) && matches!(loaded, Loaded::Causal { .. }) {
-        return Err(format!("--modes native: {}", InfillError::NotDiffusion));
+    if let Some(m) = args.modes.iter().find(|m| m.is_native()) {
+        if matches!(loaded, Loaded::Causal { .. }) {
+            return Err(format!(
+                "--modes {}: {}",
+                m.name(),
+                InfillError::NotDiffusion
+            ));
+        }
     }
     let model_name = model_name(args);
     let (tokens, width, ends, trained_by_lacuna) = match &loaded {
@@ -116,6 +122,7 @@ fn fill_item_natively(
     file: &HoleyFile,
     head: &str,
     item: &MriItem,
+    mode: Mode,
     seed: u64,
     record: &mut ResultRecord,
 ) -> Result<(), InfillError> {
@@ -135,6 +142,7 @@ fn fill_item_natively(
         temperature: args.temperature.unwrap_or(1.0),
         lazy: true,
         max_extra_positions: crate::diffusion::MAX_EXTRA_POSITIONS,
+        constrained: mode == Mode::Native,
     };
     let filled = fill_native(
         model.model.as_ref(),
@@ -195,8 +203,8 @@ fn fill_item(
     } else {
         (docstring(&item.prompt), STUB_MAIN)
     };
-    if mode == Mode::Native {
-        return fill_item_natively(args, loaded, checker, &file, head, item, seed, record);
+    if mode.is_native() {
+        return fill_item_natively(args, loaded, checker, &file, head, item, mode, seed, record);
     }
     let mut writer_for =
         |prefix: &str, later: &[String]| -> Result<Box<dyn MiddleWriter + '_>, InfillError> {

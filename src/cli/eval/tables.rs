@@ -150,6 +150,7 @@ const COLUMNS: &[(&str, bool, &str, Option<usize>)] = &[
     ("mask-eager", true, "mask-eager Con.", None),
     ("native", false, "native Con.⁻", None),
     ("native", true, "native Con.", None),
+    ("native-van", false, "native Van.", None),
 ];
 
 /// The two-sided 95% Student-t quantile for `df` degrees of freedom.
