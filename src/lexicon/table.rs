@@ -466,19 +466,37 @@ pub(super) fn finish(
 /// back from the targets over the table's reversed transitions; `k` classes).
 pub(super) fn reaching(trans: &[StateId], k: usize, targets: &[bool]) -> Vec<bool> {
     let n = targets.len();
-    let mut preds: Vec<Vec<u32>> = vec![Vec::new(); n];
+    // Each state's distinct successors, as far as neighbouring classes tell them apart (a
+    // range of bytes mostly leads to one state): the reversed edges in one flat list.
+    let successors = |s: usize| {
+        let row = &trans[s * k..(s + 1) * k];
+        (0..k).filter_map(move |c| {
+            let t = row[c];
+            (t != DEAD && (c == 0 || row[c - 1] != t)).then_some(t as usize)
+        })
+    };
+    let mut start = vec![0u32; n + 1];
     for s in 1..n {
-        for c in 0..k {
-            let t = trans[s * k + c];
-            if t != DEAD {
-                preds[t as usize].push(s as u32);
-            }
+        for t in successors(s) {
+            start[t + 1] += 1;
+        }
+    }
+    for i in 0..n {
+        start[i + 1] += start[i];
+    }
+    let mut fill = start.clone();
+    let mut preds = vec![0u32; start[n] as usize];
+    for s in 1..n {
+        for t in successors(s) {
+            preds[fill[t] as usize] = s as u32;
+            fill[t] += 1;
         }
     }
     let mut reach: Vec<bool> = targets.to_vec();
     let mut stack: Vec<u32> = (0..n as u32).filter(|&s| reach[s as usize]).collect();
     while let Some(s) = stack.pop() {
-        for &p in &preds[s as usize] {
+        let s = s as usize;
+        for &p in &preds[start[s] as usize..start[s + 1] as usize] {
             if !reach[p as usize] {
                 reach[p as usize] = true;
                 stack.push(p);
