@@ -22,7 +22,7 @@ use crate::diffusion::{
     generate_around, generate_masked, DreamSampler, Family, GenerateOptions, GenerationStats,
     LLaDASampler, MaskConstraint, Model, Sampler, TokenTable, Tokens, FIXED_REGION,
 };
-use crate::vocab::{TokenId, TokenKind};
+use crate::vocab::{TokenId, TokenKind, Vocabulary};
 
 /// The canvas's bound for a model that states no context length.
 const MAX_POSITIONS: usize = 1 << 16;
@@ -161,22 +161,37 @@ pub fn fill_native(
             .completed_regions(holes)
             .ok_or(InfillError::Completion)?
     } else {
-        ids.iter()
-            .map(|ids| {
-                ids.iter()
-                    .flat_map(|&id| vocab.bytes(id))
-                    .copied()
-                    .collect()
-            })
-            .collect()
+        middles_of(&vocab, &ids)
     };
+    Ok(filled(file, middles, ids, out.stats))
+}
+
+/// What the tokens of each hole write.
+fn middles_of(vocab: &Vocabulary, ids: &[Vec<TokenId>]) -> Vec<Vec<u8>> {
+    ids.iter()
+        .map(|ids| {
+            ids.iter()
+                .flat_map(|&id| vocab.bytes(id))
+                .copied()
+                .collect()
+        })
+        .collect()
+}
+
+/// `file` with `middles` in its holes.
+fn filled(
+    file: &HoleyFile,
+    middles: Vec<Vec<u8>>,
+    ids: Vec<Vec<TokenId>>,
+    stats: GenerationStats,
+) -> NativeFill {
     let text = file.with_middles(&middles);
-    Ok(NativeFill {
+    NativeFill {
         middles,
         ids,
         text,
-        stats: out.stats,
-    })
+        stats,
+    }
 }
 
 /// [`fill_native`] without the grammar: the model unmasks the spans of `cells` after `head`
@@ -215,20 +230,5 @@ fn fill_unconstrained(
             ids[hole].push(id);
         }
     }
-    let middles: Vec<Vec<u8>> = ids
-        .iter()
-        .map(|ids| {
-            ids.iter()
-                .flat_map(|&id| vocab.bytes(id))
-                .copied()
-                .collect()
-        })
-        .collect();
-    let text = file.with_middles(&middles);
-    Ok(NativeFill {
-        middles,
-        ids,
-        text,
-        stats: out.stats,
-    })
+    Ok(filled(file, middles_of(&vocab, &ids), ids, out.stats))
 }
