@@ -123,17 +123,17 @@ impl Graph {
     }
 }
 
-/// The least solution of `sets[child] ⊇ sets[parent]`, `flags[child] ≥ flags[parent]` for
-/// each edge `(parent, child)`, from the current values. The strongly connected components of
-/// the edges are visited parents first, so each edge is used once: the members of a cycle end
-/// with one set, their union. (A worklist revisited nodes each time their set grew: 20 times
-/// per edge on the grammar of a Kubernetes schema.)
+/// [`Graph::propagate_down`] over `edges` (`(parent, child)` pairs), for the tests.
 #[cfg(test)]
 fn propagate(sets: &mut [u64], flags: &mut [bool], words: usize, edges: &[(usize, usize)]) {
     Graph::new(flags.len(), edges).propagate_down(sets, flags, words);
 }
 
-/// [`Graph::propagate_down`] over `children` with the components in `parents_first` order.
+/// The least solution of `sets[child] ⊇ sets[parent]`, `flags[child] ≥ flags[parent]` for
+/// each edge of `children`, from the current values. The strongly connected components of the
+/// edges are visited parents first, so each edge is used once: the members of a cycle end
+/// with one set, their union. (A worklist revisited nodes each time their set grew: 20 times
+/// per edge on the grammar of a Kubernetes schema.)
 fn propagate_in<'a>(
     sets: &mut [u64],
     flags: &mut [bool],
@@ -229,7 +229,7 @@ fn components(n: usize, children: &super::normal::Csr<u32>) -> (Vec<u32>, Compon
 
 /// Strongly connected components in the order [`components`] finds them, their members
 /// listed one component after another (one allocation, not one per component: a normalized
-/// Kubernetes schema has some 10,000, and this runs four times per grammar).
+/// Kubernetes schema has some 10,000, and this runs twice per grammar).
 struct Components {
     members: Vec<usize>,
     /// Where each component's members end in `members`.
