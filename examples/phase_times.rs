@@ -8,7 +8,7 @@
 //! For one schema file (a maskbench file's `schema` member is used when it has one): the
 //! schema's compilation, each normalization pass ([`lacuna::grammar::pass_times`]), the
 //! lexer and the automaton of a canvas that is one hole, each the minimum and median of `REPS`
-//! runs (30 by default). [`Checker::new`](lacuna::checker::Checker::new) runs the
+//! runs (30 by default); `ONLY=compile` runs the compilation alone (for a profiler). [`Checker::new`](lacuna::checker::Checker::new) runs the
 //! normalization on one thread and the lexer with its automaton on another, so the build's
 //! critical path is the longer of the two.
 //!
@@ -50,6 +50,8 @@ fn one_hole() -> HoleyText {
 
 fn by_phase(schema: &Value) {
     let reps: usize = std::env::var("REPS").map_or(30, |v| v.parse().expect("REPS is a number"));
+    // `ONLY=compile` repeats the compilation alone, for a profiler.
+    let only_compile = std::env::var("ONLY").is_ok_and(|v| v == "compile");
     let mut phases: Vec<(&'static str, Vec<Duration>)> = vec![];
     let mut record = |i: usize, name: &'static str, d: Duration| {
         if phases.len() <= i {
@@ -63,6 +65,9 @@ fn by_phase(schema: &Value) {
             .expect("a schema that compiles")
             .grammar;
         record(0, "compile", t.elapsed());
+        if only_compile {
+            continue;
+        }
         let passes = lacuna::grammar::pass_times(&g);
         let n = passes.len();
         for (i, (name, d)) in passes.into_iter().enumerate() {
@@ -75,7 +80,10 @@ fn by_phase(schema: &Value) {
         let _ = lexer.automaton(&one_hole());
         record(n + 2, "automaton", t.elapsed());
     }
-    let last = phases.len() - 2;
+    if only_compile {
+        phases.truncate(1);
+    }
+    let last = phases.len().saturating_sub(2);
     let (mut normalization_min, mut normalization_median) = (0, 0);
     for (i, (name, mut d)) in phases.into_iter().enumerate() {
         d.sort();
@@ -86,7 +94,11 @@ fn by_phase(schema: &Value) {
         }
         println!("{name:>16}  min {min:6} µs  median {median:6} µs");
     }
-    println!("   normalization  min {normalization_min:6} µs  median {normalization_median:6} µs");
+    if !only_compile {
+        println!(
+            "   normalization  min {normalization_min:6} µs  median {normalization_median:6} µs"
+        );
+    }
 }
 
 fn per_case(text: &str) {

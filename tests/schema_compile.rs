@@ -1573,3 +1573,46 @@ fn uris_agree_with_jsonschema() {
         assert_format_agrees(&schema, &texts, &|t| !t.contains(['[', ']']));
     }
 }
+
+/// Annotations are dropped from schemas only: a property *named* `description` or `title`, a
+/// `const` or `enum` value holding such members, and a `$ref` into `$defs` keep their meaning;
+/// two `allOf` branches that differ only in their descriptions merge (both are the same
+/// constraint), and annotations beside a `$ref` leave it the shared target it is.
+#[test]
+fn annotations_are_dropped_from_schemas_and_nowhere_else() {
+    let schema = json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "description": "top",
+        "type": "object",
+        "properties": {
+            "description": {"type": "integer", "description": "a property named description"},
+            "title": {"$ref": "#/$defs/flag", "title": "beside a ref"},
+            "fixed": {"const": {"description": "kept", "default": 1}},
+            "choice": {"enum": [{"title": "t"}, 2]},
+            "both": {"allOf": [
+                {"patternProperties": {"^a": {"type": "string", "description": "one"}}},
+                {"patternProperties": {"^a": {"type": "string", "description": "two"}}}
+            ]}
+        },
+        "required": ["description"],
+        "additionalProperties": false,
+        "$defs": {"flag": {"type": "boolean", "description": "a flag", "examples": [true]}}
+    });
+    let texts = [
+        r#"{"description": 1}"#,
+        r#"{"description": "x"}"#,
+        r#"{}"#,
+        r#"{"description": 1, "title": true}"#,
+        r#"{"description": 1, "title": "a flag"}"#,
+        r#"{"description": 1, "fixed": {"description": "kept", "default": 1}}"#,
+        r#"{"description": 1, "fixed": {"description": "kept"}}"#,
+        r#"{"description": 1, "fixed": {}}"#,
+        r#"{"description": 1, "choice": {"title": "t"}}"#,
+        r#"{"description": 1, "choice": {}}"#,
+        r#"{"description": 1, "choice": 2}"#,
+        r#"{"description": 1, "both": {"ab": "x", "b": 1}}"#,
+        r#"{"description": 1, "both": {"ab": 1}}"#,
+        r#"{"description": 1, "other": 1}"#,
+    ];
+    assert_agrees_with_jsonschema(&schema, &texts);
+}

@@ -359,6 +359,21 @@ pub struct GrammarBuilder {
     ring_bonds: Option<RingBonds>,
 }
 
+/// Appends `k` in decimal: `write!` through `fmt` was a twentieth of a large schema's lowering.
+fn push_decimal(out: &mut String, mut k: usize) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (k % 10) as u8;
+        k /= 10;
+        if k == 0 {
+            break;
+        }
+    }
+    out.extend(digits[at..].iter().map(|&d| d as char));
+}
+
 impl GrammarBuilder {
     /// An empty builder.
     pub fn new() -> Self {
@@ -454,12 +469,13 @@ impl GrammarBuilder {
     /// One lookup and two copies of the name each (it was three and three): a large schema's
     /// lowering makes thousands of these.
     pub fn fresh_nonterminal(&mut self, base: &str) -> NonterminalId {
-        use std::fmt::Write;
         let next = NonterminalId(self.nonterminals.len() as u32);
         let mut name = String::with_capacity(base.len() + 8);
         for k in self.nonterminals.len().. {
             name.clear();
-            write!(name, "{base}__{k}").expect("writing to a String cannot fail");
+            name.push_str(base);
+            name.push_str("__");
+            push_decimal(&mut name, k);
             if let EntryRef::Vacant(v) = self.nonterminal_ids.entry_ref(name.as_str()) {
                 v.insert(next);
                 self.nonterminals.push(name);

@@ -315,7 +315,7 @@ impl<'a> Lowerer<'a> {
             if let (true, Some(r)) = (no_siblings, pure_ref(&item)) {
                 let r = r.to_string();
                 let f = if key == "oneOf" {
-                    flatten(self.root, &item, &iptr, 0, &mut self.expansions)?
+                    flatten(self.root, &item, &iptr, 0, &mut self.expansions)?.into_owned()
                 } else {
                     Value::Bool(true)
                 };

@@ -52,7 +52,7 @@ pub struct Lowerer<'a> {
     pub(super) key_ids: HashMap<String, TerminalId>,
     /// Places where a string lexeme may stand (see [`StringSite`]).
     pub(super) sites: Vec<(NonterminalId, StringSite)>,
-    pub(super) site_ids: HashMap<String, NonterminalId>,
+    pub(super) site_ids: HashMap<(Symbol, super::sites::StringSite), NonterminalId>,
     /// Nonterminals deriving a range of `keys` (by index), shared by the string sites that
     /// admit those names (see `finish_sites`).
     pub(super) key_ranges: HashMap<(usize, usize), NonterminalId>,

@@ -152,6 +152,7 @@ pub fn compile(schema: &Value, options: &SchemaOptions) -> Result<CompiledSchema
             found: refs::kind_name(schema).into(),
         });
     }
+    let schema = &refs::without_inert_annotations(schema);
     // Names are lexed with their colon only where an object needs it (see `KeyMode`).
     let mut needs_colon_keys = false;
     let plain = compile_with(schema, options, KeyMode::Plain, &mut needs_colon_keys);

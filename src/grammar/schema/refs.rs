@@ -3,6 +3,8 @@
 //! `allOf` merging — the conjunction of subschemas folded into one schema object wherever the
 //! merge is exact (otherwise an error names the keyword that cannot be merged).
 
+use std::borrow::Cow;
+
 use serde_json::{Map, Value};
 
 use super::error::{push_pointer, SchemaError};
@@ -70,6 +72,76 @@ pub const ANNOTATIONS: &[&str] = &[
     "externalDocs",
 ];
 
+/// Annotations that neither constrain a value nor tell a `$ref` where to go: a copy of the
+/// document without them ([`without_inert_annotations`]) lets [`flatten`] return most
+/// subschemas as they are.
+const INERT_ANNOTATIONS: &[&str] = &[
+    "title",
+    "description",
+    "default",
+    "examples",
+    "example",
+    "$comment",
+    "readOnly",
+    "writeOnly",
+    "deprecated",
+];
+
+/// Below this nesting the copy keeps annotations (only the copy's speed depends on it).
+const MAX_STRIP_DEPTH: usize = 64;
+
+/// The document without [`INERT_ANNOTATIONS`] wherever a keyword holds subschemas, so that
+/// [`flatten`] copies none of them: a large document's descriptions were copied once at every
+/// level of its nesting. Only keywords known to hold schemas are entered (a `const` value or a
+/// property *named* `description` stays as it is); a schema the walk does not reach keeps its
+/// annotations and is flattened as before. Every pointer into the document still leads where
+/// it did, unless it led into a removed annotation (no schema lives there).
+pub fn without_inert_annotations(schema: &Value) -> Value {
+    strip(schema, 0)
+}
+
+fn strip(schema: &Value, depth: usize) -> Value {
+    let Value::Object(o) = schema else {
+        return schema.clone();
+    };
+    if depth > MAX_STRIP_DEPTH {
+        return schema.clone();
+    }
+    let one = |v: &Value| strip(v, depth + 1);
+    let each = |v: &Value| match v {
+        Value::Array(a) => Value::Array(a.iter().map(one).collect()),
+        other => one(other),
+    };
+    let values = |v: &Value| match v {
+        Value::Object(m) => Value::Object(m.iter().map(|(k, x)| (k.clone(), one(x))).collect()),
+        other => other.clone(),
+    };
+    let mut out = Map::with_capacity(o.len());
+    for (k, v) in o {
+        if INERT_ANNOTATIONS.contains(&k.as_str()) {
+            continue;
+        }
+        let v = match k.as_str() {
+            "properties" | "patternProperties" | "$defs" | "definitions" | "dependentSchemas"
+            | "dependencies" => values(v),
+            "items" | "prefixItems" | "allOf" | "anyOf" | "oneOf" => each(v),
+            "additionalProperties"
+            | "additionalItems"
+            | "not"
+            | "if"
+            | "then"
+            | "else"
+            | "contains"
+            | "propertyNames"
+            | "unevaluatedItems"
+            | "unevaluatedProperties" => one(v),
+            _ => v.clone(),
+        };
+        out.insert(k.clone(), v);
+    }
+    Value::Object(out)
+}
+
 /// Keywords lacuna knows but cannot enforce: an error in strict mode, a warning in lenient.
 pub const UNSUPPORTED: &[&str] = &[
     "not",
@@ -110,14 +182,14 @@ pub fn ref_hides_siblings(root: &Value) -> bool {
 }
 
 /// `schema` as it constrains: with a `$ref` under [`ref_hides_siblings`], the `$ref` alone.
-pub fn effective<'v>(root: &Value, schema: &'v Value) -> std::borrow::Cow<'v, Value> {
+pub fn effective<'v>(root: &Value, schema: &'v Value) -> Cow<'v, Value> {
     match schema.as_object() {
         Some(o) if o.len() > 1 && o.contains_key("$ref") && ref_hides_siblings(root) => {
             let mut only = Map::new();
             only.insert("$ref".into(), o["$ref"].clone());
-            std::borrow::Cow::Owned(Value::Object(only))
+            Cow::Owned(Value::Object(only))
         }
-        _ => std::borrow::Cow::Borrowed(schema),
+        _ => Cow::Borrowed(schema),
     }
 }
 
@@ -221,13 +293,13 @@ fn percent_decode(s: &str) -> Result<String, String> {
 /// neither keyword. `items` given as an array (draft 4–2019) becomes `prefixItems` (with
 /// `additionalItems` as `items`). Annotations are dropped. Every schema object visited has its
 /// keyword values checked (module `keywords`) and is charged to `spent`.
-pub fn flatten(
+pub fn flatten<'v>(
     root: &Value,
-    schema: &Value,
+    schema: &'v Value,
     ptr: &str,
     depth: usize,
     spent: &mut Expansions,
-) -> Result<Value, SchemaError> {
+) -> Result<Cow<'v, Value>, SchemaError> {
     spent.charge(ptr)?;
     if depth > MAX_MERGE_DEPTH {
         return Err(SchemaError::Budget {
@@ -236,9 +308,16 @@ pub fn flatten(
             limit: MAX_MERGE_DEPTH,
         });
     }
-    let schema = &*effective(root, schema);
+    let effective = effective(root, schema);
+    if let Cow::Borrowed(Value::Object(obj)) = effective {
+        if nothing_to_fold(obj) {
+            check_shapes(obj, ptr)?;
+            return Ok(Cow::Borrowed(schema));
+        }
+    }
+    let schema = &*effective;
     let obj = match schema {
-        Value::Bool(_) => return Ok(schema.clone()),
+        Value::Bool(_) => return Ok(Cow::Owned(schema.clone())),
         Value::Object(o) => o,
         other => {
             return Err(SchemaError::NotASchema {
@@ -293,7 +372,16 @@ pub fn flatten(
             acc = merge(&acc, &f, &aptr)?;
         }
     }
-    Ok(acc)
+    Ok(Cow::Owned(acc))
+}
+
+/// Whether [`flatten`] would return a schema object as it is: no keyword to merge in, drop or
+/// rename. Most subschemas of a large document are such, and copying them at every level
+/// (their subschemas with them) was a tenth of a large schema's compilation.
+fn nothing_to_fold(o: &Map<String, Value>) -> bool {
+    o.keys().all(|k| {
+        !matches!(k.as_str(), "$ref" | "allOf" | "not" | "additionalItems") && !is_annotation(k)
+    }) && !o.get("items").is_some_and(Value::is_array)
 }
 
 /// `acc` (which holds `not: n`) with the `not` replaced by its complement merged in, where

@@ -7,7 +7,7 @@
 //! constraints accept. Names declared by an object are thereby never additional names of that
 //! object, which is what the grammar needs, without a complement regex.
 
-use hashbrown::HashSet;
+use hashbrown::HashMap;
 
 use super::error::SchemaError;
 use super::lower::{KeyMode, Lowerer, COLON_SUFFIX};
@@ -16,7 +16,7 @@ use crate::grammar::{NonterminalId, Pattern, Symbol, TerminalId};
 /// What a string lexeme at some place admits, checked against every property name at the end:
 /// a string equal to a property name lexes as that name's literal only (literals beat regexes),
 /// so each place that admits the name also admits its literal.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum StringSite {
     /// A string with these constraints (`pattern`, `format`, lengths).
     Spec {
@@ -73,12 +73,13 @@ impl<'a> Lowerer<'a> {
         ptr: &str,
     ) -> Result<Symbol, SchemaError> {
         // Equal sites share one nonterminal (most strings are plain `{"type": "string"}`).
-        let signature = format!("{lexeme:?} {site:?}");
+        let signature = (lexeme, site);
         if let Some(&nt) = self.site_ids.get(&signature) {
             return Ok(Symbol::N(nt));
         }
+        let (lexeme, site) = signature;
         let nt = self.fresh("string");
-        self.site_ids.insert(signature, nt);
+        self.site_ids.insert((lexeme, site.clone()), nt);
         self.rule(nt, vec![lexeme], ptr)?;
         self.sites.push((nt, site));
         Ok(Symbol::N(nt))
@@ -96,6 +97,11 @@ impl<'a> Lowerer<'a> {
         let key_lengths: Vec<u64> = keys
             .iter()
             .map(|(name, _)| name.chars().count() as u64)
+            .collect();
+        let key_index: HashMap<&str, usize> = keys
+            .iter()
+            .enumerate()
+            .map(|(i, (name, _))| (name.as_str(), i))
             .collect();
         self.key_ids.clear();
         let sites = std::mem::take(&mut self.sites);
@@ -125,7 +131,7 @@ impl<'a> Lowerer<'a> {
                 _ if with_colon => continue,
                 _ => {}
             }
-            self.admit_names(*nt, site, &keys, &key_lengths)?;
+            self.admit_names(*nt, site, &keys, &key_lengths, &key_index)?;
         }
         Ok(())
     }
@@ -160,25 +166,12 @@ impl<'a> Lowerer<'a> {
         site: &StringSite,
         keys: &[(String, TerminalId)],
         key_lengths: &[u64],
+        key_index: &HashMap<&str, usize>,
     ) -> Result<(), SchemaError> {
         // Matchers are built once per site, not once per name.
-        let (min, max, pattern, format, exact, excluded) = match site {
-            StringSite::Exact(v) => (0, None, None, None, Some(v), None),
-            StringSite::Key {
-                excluded, pattern, ..
-            } => (
-                0,
-                None,
-                pattern.as_deref(),
-                None,
-                None,
-                Some(
-                    excluded
-                        .iter()
-                        .map(String::as_str)
-                        .collect::<HashSet<&str>>(),
-                ),
-            ),
+        let (min, max, pattern, format) = match site {
+            StringSite::Exact(_) => (0, None, None, None),
+            StringSite::Key { pattern, .. } => (0, None, pattern.as_deref(), None),
             StringSite::Spec {
                 min_length,
                 max_length,
@@ -189,8 +182,6 @@ impl<'a> Lowerer<'a> {
                 *max_length,
                 pattern.as_deref(),
                 format.as_deref(),
-                None,
-                None,
             ),
         };
         let pattern = match pattern.map(super::strings::pattern_matcher) {
@@ -220,19 +211,40 @@ impl<'a> Lowerer<'a> {
                 }
             }
         }
-        let admitted: Vec<bool> = keys
-            .iter()
-            .zip(key_lengths)
-            .map(|((name, _), &n)| {
-                exact.is_none_or(|v| v == name)
-                    && excluded.as_ref().is_none_or(|x| !x.contains(name.as_str()))
+        // Names are looked up by the site's few (an object's own names), not the other way
+        // round: a large schema has hundreds of objects and hundreds of names.
+        let mut admitted = match site {
+            StringSite::Exact(v) => {
+                let mut only = vec![false; keys.len()];
+                if let Some(&i) = key_index.get(v.as_str()) {
+                    only[i] = true;
+                }
+                only
+            }
+            _ => vec![true; keys.len()],
+        };
+        if let StringSite::Key { excluded, .. } = site {
+            for name in excluded {
+                if let Some(&i) = key_index.get(name.as_str()) {
+                    admitted[i] = false;
+                }
+            }
+        }
+        let filtered = min > 0
+            || max.is_some()
+            || pattern.is_some()
+            || format.is_some()
+            || !taken_by_patterns.is_empty();
+        if filtered {
+            for (i, ((name, _), &n)) in keys.iter().zip(key_lengths).enumerate() {
+                admitted[i] = admitted[i]
                     && n >= min
                     && max.is_none_or(|m| n <= m)
                     && pattern.as_ref().is_none_or(|m| m.is_match(name))
                     && format.as_ref().is_none_or(|m| m.is_match(name))
-                    && !taken_by_patterns.iter().any(|m| m.is_match(name))
-            })
-            .collect();
+                    && !taken_by_patterns.iter().any(|m| m.is_match(name));
+            }
+        }
         let mut i = 0;
         while i < keys.len() {
             if !admitted[i] {
