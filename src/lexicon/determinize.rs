@@ -68,6 +68,14 @@ pub(super) fn determinize(nfa: &NFA, size_limit: usize) -> Option<Determinized> 
     let mut trans = vec![DEAD; 2 * num_classes];
     // For each class, the NFA states its byte leads to from the current DFA state.
     let mut targets: Vec<Vec<NfaStateId>> = vec![Vec::new(); num_classes];
+    // The DFA state of each set of NFA states a byte leads to (its kernel, before the epsilon
+    // closure): far fewer kernels than transitions (a JSON Schema's lexer: 1,390 kernels for
+    // 33,407 closures), and a kernel is a few states where its closure is dozens.
+    // Most kernels are one NFA state: those are looked up by index, without hashing
+    // (`UNSEEN` where not met yet).
+    let mut kernels: HashMap<(bool, Box<[u32]>), StateId> = HashMap::new();
+    let mut single_kernels: Vec<[StateId; 2]> = vec![[UNSEEN; 2]; states.len()];
+    let mut kernel: Vec<u32> = Vec::new();
     let mut i = 1;
     while i < sets.len() {
         targets.iter_mut().for_each(Vec::clear);
@@ -111,8 +119,36 @@ pub(super) fn determinize(nfa: &NFA, size_limit: usize) -> Option<Determinized> 
                     continue;
                 }
             }
+            kernel.clear();
+            kernel.extend(targets[c].iter().map(|s| s.as_u32()));
+            kernel.sort_unstable();
+            kernel.dedup();
+            let known = match kernel[..] {
+                [one] => Some(single_kernels[one as usize][source_matches as usize])
+                    .filter(|&id| id != UNSEEN),
+                _ => kernels.get(&SetKey(source_matches, &kernel)).copied(),
+            };
+            if let Some(id) = known {
+                trans[i * num_classes + c] = id;
+                previous = Some((c, id));
+                continue;
+            }
+            // Kernels kept by hashing count against the size limit too.
+            if kernel.len() > 1 {
+                bytes += kernel.len() * 4 + 32;
+                if bytes > size_limit {
+                    return None;
+                }
+            }
             let set = closure.of(states, targets[c].iter().copied())?;
             if set.is_empty() && !source_matches {
+                remember(
+                    &mut kernels,
+                    &mut single_kernels,
+                    source_matches,
+                    &kernel,
+                    DEAD,
+                );
                 previous = Some((c, DEAD));
                 continue;
             }
@@ -131,6 +167,13 @@ pub(super) fn determinize(nfa: &NFA, size_limit: usize) -> Option<Determinized> 
                     id
                 }
             };
+            remember(
+                &mut kernels,
+                &mut single_kernels,
+                source_matches,
+                &kernel,
+                next,
+            );
             trans[i * num_classes + c] = next;
             previous = Some((c, next));
         }
@@ -142,6 +185,25 @@ pub(super) fn determinize(nfa: &NFA, size_limit: usize) -> Option<Determinized> 
         trans,
         matches,
     })
+}
+
+/// Not a state: a kernel not met yet.
+const UNSEEN: StateId = StateId::MAX;
+
+/// Records the DFA state a kernel leads to.
+fn remember(
+    kernels: &mut HashMap<(bool, Box<[u32]>), StateId>,
+    single_kernels: &mut [[StateId; 2]],
+    source_matches: bool,
+    kernel: &[u32],
+    id: StateId,
+) {
+    match kernel {
+        [one] => single_kernels[*one as usize][source_matches as usize] = id,
+        _ => {
+            kernels.insert((source_matches, kernel.into()), id);
+        }
+    }
 }
 
 /// The patterns whose match state is in `set`, ascending.
