@@ -287,6 +287,24 @@ fn mark_pumpable(flags: &mut [u8], trans: &[StateId], k: usize) {
     let boundary = |f: &[u8], s: StateId| f[s as usize] & BOUNDARY != 0;
     let mut within: Vec<u32> = vec![u32::MAX; n];
     let mut pumpable: Vec<bool> = vec![false; n];
+    // Each state's distinct successors inside a unit (in the body, not a boundary), listed
+    // once: the walks below start from every boundary, and scanning every class at every step
+    // was most of a lexer's build on long counted strings (neighbouring classes mostly lead to
+    // one state).
+    let mut inner_start: Vec<u32> = Vec::with_capacity(n + 1);
+    let mut inner: Vec<u32> = vec![];
+    let mut listed_for: Vec<u32> = vec![u32::MAX; n];
+    inner_start.push(0);
+    for s in 0..n {
+        for &t in &trans[s * k..(s + 1) * k] {
+            if body(flags, t) && !boundary(flags, t) && listed_for[t as usize] != s as u32 {
+                listed_for[t as usize] = s as u32;
+                inner.push(t);
+            }
+        }
+        inner_start.push(inner.len() as u32);
+    }
+    let inner_of = |s: usize| &inner[inner_start[s] as usize..inner_start[s + 1] as usize];
     for b in 0..n as u32 {
         if !body(flags, b) || !boundary(flags, b) {
             continue;
@@ -296,10 +314,8 @@ fn mark_pumpable(flags: &mut [u8], trans: &[StateId], k: usize) {
         within[b as usize] = b;
         let mut i = 0;
         while i < unit.len() {
-            let s = unit[i] as usize;
-            for c in 0..k {
-                let t = trans[s * k + c];
-                if body(flags, t) && !boundary(flags, t) && within[t as usize] != b {
+            for &t in inner_of(unit[i] as usize) {
+                if within[t as usize] != b {
                     within[t as usize] = b;
                     unit.push(t);
                 }
