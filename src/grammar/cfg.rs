@@ -11,8 +11,9 @@
 
 use std::fmt;
 
-use hashbrown::hash_map::EntryRef;
-use hashbrown::HashMap;
+use std::hash::BuildHasher;
+
+use hashbrown::{DefaultHashBuilder, HashMap, HashTable};
 use regex_syntax::hir::Hir;
 
 use super::ring_bonds::RingBonds;
@@ -354,9 +355,55 @@ pub struct GrammarBuilder {
     /// Name → id, so that adding n symbols costs O(n), not O(n²) (schemas and `~` expansions
     /// create hundreds of thousands of nonterminals).
     terminal_ids: HashMap<String, TerminalId>,
-    nonterminal_ids: HashMap<String, NonterminalId>,
+    nonterminal_ids: NameIndex,
     sources: Vec<Option<String>>,
     ring_bonds: Option<RingBonds>,
+}
+
+/// Nonterminal names → ids, over the names the builder keeps in its vector: the table holds
+/// ids only, so a name is stored once (as a map's key it was stored twice, and a large schema
+/// makes thousands of helper names).
+#[derive(Clone, Debug, Default)]
+struct NameIndex {
+    table: HashTable<NonterminalId>,
+    hasher: DefaultHashBuilder,
+}
+
+impl NameIndex {
+    /// The index of `names`, which are distinct.
+    fn of(names: &[String]) -> NameIndex {
+        let mut index = NameIndex::default();
+        for (i, name) in names.iter().enumerate() {
+            let hash = index.hash(name);
+            index.insert(names, hash, NonterminalId(i as u32));
+        }
+        index
+    }
+
+    fn hash(&self, name: &str) -> u64 {
+        self.hasher.hash_one(name)
+    }
+
+    /// The id of `name` (whose hash is `hash`), if it is in the index.
+    fn find(&self, names: &[String], hash: u64, name: &str) -> Option<NonterminalId> {
+        self.table
+            .find(hash, |id| names[id.index()] == name)
+            .copied()
+    }
+
+    /// Indexes the last of `names`, not yet indexed and distinct from the others; its id.
+    fn insert_last(&mut self, names: &[String], hash: u64) -> NonterminalId {
+        let id = NonterminalId(names.len() as u32 - 1);
+        self.insert(names, hash, id);
+        id
+    }
+
+    fn insert(&mut self, names: &[String], hash: u64, id: NonterminalId) {
+        let hasher = &self.hasher;
+        self.table.insert_unique(hash, id, |other| {
+            hasher.hash_one(names[other.index()].as_str())
+        });
+    }
 }
 
 /// Appends `k` in decimal: `write!` through `fmt` was a twentieth of a large schema's lowering.
@@ -383,7 +430,6 @@ impl GrammarBuilder {
     /// Starts from an existing grammar's symbols and rules, to extend it.
     pub fn from_grammar(g: &Grammar) -> Self {
         let terminal_ids = g.terminals.iter().enumerate();
-        let nonterminal_ids = g.nonterminals.iter().enumerate();
         GrammarBuilder {
             terminals: g.terminals.clone(),
             nonterminals: g.nonterminals.clone(),
@@ -392,9 +438,7 @@ impl GrammarBuilder {
             terminal_ids: terminal_ids
                 .map(|(i, t)| (t.name.clone(), TerminalId(i as u32)))
                 .collect(),
-            nonterminal_ids: nonterminal_ids
-                .map(|(i, n)| (n.clone(), NonterminalId(i as u32)))
-                .collect(),
+            nonterminal_ids: NameIndex::of(&g.nonterminals),
             sources: g.sources.clone(),
             ring_bonds: g.ring_bonds.clone(),
         }
@@ -454,32 +498,31 @@ impl GrammarBuilder {
 
     /// Adds a nonterminal, or returns the existing one with the same name.
     pub fn nonterminal(&mut self, name: &str) -> NonterminalId {
-        let next = NonterminalId(self.nonterminals.len() as u32);
-        match self.nonterminal_ids.entry_ref(name) {
-            EntryRef::Occupied(o) => *o.get(),
-            EntryRef::Vacant(v) => {
-                v.insert(next);
-                self.nonterminals.push(name.to_string());
-                next
-            }
+        let hash = self.nonterminal_ids.hash(name);
+        if let Some(id) = self.nonterminal_ids.find(&self.nonterminals, hash, name) {
+            return id;
         }
+        self.nonterminals.push(name.to_string());
+        self.nonterminal_ids.insert_last(&self.nonterminals, hash)
     }
 
     /// Adds a nonterminal with a name not yet used, derived from `base` (for EBNF helpers).
-    /// One lookup and two copies of the name each (it was three and three): a large schema's
-    /// lowering makes thousands of these.
+    /// One lookup and one copy of the name each: a large schema's lowering makes thousands.
     pub fn fresh_nonterminal(&mut self, base: &str) -> NonterminalId {
-        let next = NonterminalId(self.nonterminals.len() as u32);
         let mut name = String::with_capacity(base.len() + 8);
         for k in self.nonterminals.len().. {
             name.clear();
             name.push_str(base);
             name.push_str("__");
             push_decimal(&mut name, k);
-            if let EntryRef::Vacant(v) = self.nonterminal_ids.entry_ref(name.as_str()) {
-                v.insert(next);
+            let hash = self.nonterminal_ids.hash(&name);
+            if self
+                .nonterminal_ids
+                .find(&self.nonterminals, hash, &name)
+                .is_none()
+            {
                 self.nonterminals.push(name);
-                return next;
+                return self.nonterminal_ids.insert_last(&self.nonterminals, hash);
             }
         }
         unreachable!("some name {base}__k is free")
@@ -499,7 +542,10 @@ impl GrammarBuilder {
 
     /// Whether a nonterminal of that name has been added.
     pub fn has_nonterminal(&self, name: &str) -> bool {
-        self.nonterminal_ids.contains_key(name)
+        let hash = self.nonterminal_ids.hash(name);
+        self.nonterminal_ids
+            .find(&self.nonterminals, hash, name)
+            .is_some()
     }
 
     /// Validates and returns the grammar.
@@ -792,12 +838,7 @@ impl GrammarBuilder {
             .enumerate()
             .map(|(i, t)| (t.name.clone(), TerminalId(i as u32)))
             .collect();
-        self.nonterminal_ids = self
-            .nonterminals
-            .iter()
-            .enumerate()
-            .map(|(i, n)| (n.clone(), NonterminalId(i as u32)))
-            .collect();
+        self.nonterminal_ids = NameIndex::of(&self.nonterminals);
         let merged = merged
             .into_iter()
             .map(|t| TerminalId(t_map[t.index()]))
