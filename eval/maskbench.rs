@@ -13,8 +13,10 @@
 //! are written out so the llguidance half scores against the same labels.
 //!
 //! Out: one line per schema, `{"name", "compiled", "error", "keyword", "compile_us",
-//! "checker_us", "oracle": [true|false|null], "verdicts": ["accept"|"reject"|"unknown"],
-//! "reordered_verdicts": [..]}`.
+//! "checker_us", "checks_us", "hole_check_us", "hole_verdict", "oracle": [true|false|null],
+//! "verdicts": ["accept"|"reject"|"unknown"], "reordered_verdicts": [..]}`: `checks_us` is the
+//! time of all instance checks, `hole_check_us` that of a canvas that is one hole, checked
+//! after them (what a generation's first check adds: the hole sets the instances never need).
 
 use std::io::{BufRead, Write};
 use std::time::Instant;
@@ -104,24 +106,36 @@ fn run(case: &Value, options: &SchemaOptions) -> Value {
             })
         }
     };
+    let mut checks_us = 0;
     let mut verdicts = |key: &str| -> Vec<&'static str> {
         let texts = case[key].as_array().map(Vec::as_slice).unwrap_or_default();
         texts
             .iter()
             .filter_map(Value::as_str)
-            .map(
-                |t| match checker.check_text(&HoleyText::solid(t.as_bytes())).verdict {
+            .map(|t| {
+                let t0 = Instant::now();
+                let verdict = checker.check_text(&HoleyText::solid(t.as_bytes())).verdict;
+                checks_us += t0.elapsed().as_micros() as u64;
+                match verdict {
                     CheckVerdict::Completable => "accept",
                     CheckVerdict::NotCompletable => "reject",
                     CheckVerdict::Unknown => "unknown",
-                },
-            )
+                }
+            })
             .collect()
     };
+    let (texts, reordered) = (verdicts("texts"), verdicts("reordered"));
+    // What a generation's first check costs after the instances: a canvas that is one hole.
+    let t2 = Instant::now();
+    let hole_verdict = checker.check_text(&HoleyText {
+        chunks: vec![vec![], vec![]],
+    });
+    let hole_check_us = t2.elapsed().as_micros() as u64;
     json!({
         "name": name, "compiled": true, "compile_us": compile_us, "checker_us": checker_us,
-        "oracle": oracle_verdicts, "verdicts": verdicts("texts"),
-        "reordered_verdicts": verdicts("reordered"),
+        "checks_us": checks_us, "hole_check_us": hole_check_us,
+        "hole_verdict": format!("{:?}", hole_verdict.verdict),
+        "oracle": oracle_verdicts, "verdicts": texts, "reordered_verdicts": reordered,
     })
 }
 

@@ -8,7 +8,8 @@
 //! For one schema file (a maskbench file's `schema` member is used when it has one): the
 //! schema's compilation, each normalization pass ([`lacuna::grammar::pass_times`]), the
 //! lexer and the automaton of a canvas that is one hole, each the minimum and median of `REPS`
-//! runs (30 by default); `ONLY=compile` runs the compilation alone (for a profiler). [`Checker::new`](lacuna::checker::Checker::new) runs the
+//! runs (30 by default); `ONLY=compile` runs the compilation alone, `ONLY=normalize` the
+//! normalization alone (for a profiler). [`Checker::new`](lacuna::checker::Checker::new) runs the
 //! normalization on one thread and the lexer with its automaton on another, so the build's
 //! critical path is the longer of the two.
 //!
@@ -52,6 +53,20 @@ fn by_phase(schema: &Value) {
     let reps: usize = std::env::var("REPS").map_or(30, |v| v.parse().expect("REPS is a number"));
     // `ONLY=compile` repeats the compilation alone, for a profiler.
     let only_compile = std::env::var("ONLY").is_ok_and(|v| v == "compile");
+    // `ONLY=normalize` compiles once and repeats the normalization alone.
+    if std::env::var("ONLY").is_ok_and(|v| v == "normalize") {
+        let g = compile(schema, &SchemaOptions::default())
+            .expect("a schema that compiles")
+            .grammar;
+        let mut best = Duration::MAX;
+        for _ in 0..reps {
+            let t = Instant::now();
+            drop(NormalGrammar::from_grammar(&g));
+            best = best.min(t.elapsed());
+        }
+        println!("   normalization  min {:6} µs", best.as_micros());
+        return;
+    }
     let mut phases: Vec<(&'static str, Vec<Duration>)> = vec![];
     let mut record = |i: usize, name: &'static str, d: Duration| {
         if phases.len() <= i {

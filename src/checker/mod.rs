@@ -5,6 +5,7 @@
 //! sampler gives up on the model's proposals. All caches belong to the checker, so checkers of
 //! different grammars never share state.
 
+mod build;
 mod chain;
 mod mask_memo;
 mod tokens;
@@ -30,6 +31,7 @@ use crate::vocab::Vocabulary;
 use chain::chain_dfa;
 
 pub use crate::holey::LexLimits;
+pub use build::PARALLEL_BUILD_RULES;
 pub use tokens::Allowed;
 
 /// The answer for one canvas.
@@ -156,62 +158,28 @@ impl std::fmt::Debug for Checker {
     }
 }
 
-/// Grammars of at least this many rules build their checker on two threads
-/// ([`Checker::with_budgets`]); smaller ones build in well under a millisecond, where a
-/// thread's start is not worth it. On the 969 MaskBench schemas whose build took 1.5–12 ms
-/// (`eval/maskbench.rs`), thresholds from 100 to 800 rules measured alike, all 15–20% faster
-/// than one thread.
-pub const PARALLEL_BUILD_RULES: usize = 400;
-
-/// The lexer of `grammar` and the automaton of a canvas that is one hole. Lexing that canvas
-/// builds the hole set of everything the lexer can reach and its moves, which every later hole
-/// starts from: built here, with the grammar, so the first real check is not ten times slower
-/// than the rest. (What it caches by chunk text, a hole before the empty end, serves every
-/// trailing hole later.) `None` when that automaton is past the lexer's limits.
-fn lexer_with_tables(
-    grammar: &Grammar,
-    limits: LexLimits,
-) -> Result<(HoleyLexer, Option<LexemeDfa>), LexiconError> {
-    let mut lexer = HoleyLexer::new(grammar, limits)?;
-    let dfa = lexer.automaton(&whole_hole_text()).ok();
-    Ok((lexer, dfa))
-}
-
-/// A canvas that is one hole.
-fn whole_hole_text() -> HoleyText {
-    HoleyText {
-        chunks: vec![Vec::new(), Vec::new()],
-    }
-}
-
 impl Checker {
     /// A checker with the default [`Budgets`].
     pub fn new(grammar: Grammar) -> Result<Checker, CheckerError> {
         Self::with_budgets(grammar, Budgets::default())
     }
 
-    /// A checker with the given budgets.
-    ///
-    /// The two halves of the build are independent until the first check: the normalized
-    /// grammar (for the search) and the lexer with the automaton of a canvas that is one hole
-    /// (for the lexer's tables). For a grammar of [`PARALLEL_BUILD_RULES`] rules or more the
-    /// lexer's half runs on a second thread; below that a thread costs more than it saves.
+    /// A checker with the given budgets: the normalized grammar and the lexer's DFA, built
+    /// side by side for larger grammars ([`PARALLEL_BUILD_RULES`]). What the lexer learns of
+    /// canvases (configurations, hole sets) is left to the checks that need it; a text without
+    /// holes needs none of it.
     pub fn with_budgets(grammar: Grammar, budgets: Budgets) -> Result<Checker, CheckerError> {
-        let (normal, lexed) = if grammar.rules().len() >= PARALLEL_BUILD_RULES {
-            std::thread::scope(|scope| {
-                let lexing = scope.spawn(|| lexer_with_tables(&grammar, budgets.lexing));
-                let normal = NormalGrammar::from_grammar(&grammar);
-                let lexed = lexing
-                    .join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-                (normal, lexed)
-            })
-        } else {
-            let normal = NormalGrammar::from_grammar(&grammar);
-            (normal, lexer_with_tables(&grammar, budgets.lexing))
-        };
-        let (lexer, whole_hole) = lexed?;
-        let mut checker = Checker {
+        let (normal, lexer) = build::normal_and_lexer(&grammar, budgets.lexing)?;
+        Ok(Checker::from_parts(grammar, normal, lexer, budgets))
+    }
+
+    fn from_parts(
+        grammar: Grammar,
+        normal: NormalGrammar,
+        lexer: HoleyLexer,
+        budgets: Budgets,
+    ) -> Checker {
+        Checker {
             grammar,
             normal,
             lexer,
@@ -220,12 +188,7 @@ impl Checker {
             deadline: Deadline::never(),
             evictions: 0,
             memo: Default::default(),
-        };
-        // The search over that one-hole canvas warms the searcher as a first check would.
-        if let Some(dfa) = whole_hole {
-            checker.search(&dfa, &whole_hole_text(), false);
         }
-        Ok(checker)
     }
 
     /// A checker that also reads token canvases of `vocab`'s ids.
