@@ -217,6 +217,11 @@ def main():
     ap.add_argument("--limit", type=int, default=0, help="only the first N schemas (by name)")
     ap.add_argument("--out", default=os.path.join(ROOT, "target", "maskbench"))
     args = ap.parse_args()
+    try:
+        import llguidance  # noqa: F401  (checked before the lacuna half's minutes)
+    except ImportError:
+        sys.exit("maskbench.py: llguidance is not installed in this Python "
+                 f"({sys.executable}): pip install llguidance==1.9.1 tokenizers")
     os.makedirs(args.out, exist_ok=True)
     cases = load_cases(args.limit)
     print(f"{len(cases)} schemas, {sum(len(c['texts']) for c in cases)} instances", file=sys.stderr)
