@@ -724,6 +724,41 @@ fn property_counts_and_dependencies_agree_with_jsonschema() {
     }
 }
 
+/// Objects of more declared properties than take any order (schema order, one chain), closed
+/// and not empty (`minProperties: 1`, no additional members): the chain's last "nothing
+/// written yet" state derives nothing, and naming it made an invalid grammar ("internal
+/// error: rule `before__19` is used but never defined", `JsonSchemaStore---bozr.json`).
+#[test]
+fn closed_non_empty_objects_past_the_any_order_budget_agree_with_jsonschema() {
+    let options = SchemaOptions::default();
+    for n in [options.any_order_up_to + 1, options.any_order_up_to + 4] {
+        let properties: serde_json::Map<String, serde_json::Value> = (0..n)
+            .map(|i| (format!("p{i}"), json!({"type": "integer"})))
+            .collect();
+        let mut texts = vec![
+            "{}".to_string(),
+            "{\"x\":1}".to_string(),
+            "{\"p0\":\"s\"}".to_string(),
+        ];
+        // One member, the first and the last two, every member, in schema order.
+        for set in [
+            vec![0],
+            vec![n - 1],
+            vec![0, n - 1],
+            vec![n - 2, n - 1],
+            (0..n).collect(),
+        ] {
+            let members: Vec<String> = set.iter().map(|i| format!("\"p{i}\":{i}")).collect();
+            texts.push(format!("{{{}}}", members.join(",")));
+        }
+        for extra in [json!(false), json!({"type": "string"})] {
+            let schema = json!({"type": "object", "minProperties": 1,
+                "additionalProperties": extra, "properties": properties});
+            assert_agrees_with_jsonschema(&schema, &texts);
+        }
+    }
+}
+
 /// Issue 18: `not` of what has a lowerable complement (`type`, `required`, `properties`,
 /// `enum`/`const` of null and booleans, booleans, `$ref`, and `anyOf`/`allOf`/`not` of those)
 /// is exact: a set of values of every type gets the verdicts of the `jsonschema` crate. A

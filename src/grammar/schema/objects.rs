@@ -460,8 +460,7 @@ impl<'a> Lowerer<'a> {
     }
 
     /// Members in any order, each declared one at most once: A(U) is "after at least one
-    /// member, with the declared members U used", R(U) what may follow A(U)'s comma; 2ⁿ
-    /// states for n declared members.
+    /// member, with the declared members U used"; 2ⁿ states for n declared members.
     fn members_any_order(
         &mut self,
         members: &[(Symbol, bool)],
@@ -476,6 +475,26 @@ impl<'a> Lowerer<'a> {
             .enumerate()
             .filter(|(_, m)| !m.1)
             .fold(0, |acc, (i, _)| acc | (1 << i));
+        // `C → "," m` once per member (and once for the additional members), shared by every
+        // state: `A(U) → C_k A(U ∪ {k})` for each k not in U. A state's alternatives differ in
+        // their first symbol, so the normalizer has nothing to factor, and a state is one
+        // nonterminal, not two (`A(U) → "," R(U)` with R(U) choosing the member: 2ⁿ
+        // nonterminals and rules more; a Kubernetes schema's normalization spent ~4 of its
+        // ~9.5 ms on these objects, `examples/phase_times.rs`).
+        let mut with_comma = Vec::with_capacity(n);
+        for &(m, _) in members {
+            let c = self.fresh("next");
+            self.rule(c, vec![comma, m], ptr)?;
+            with_comma.push(Symbol::N(c));
+        }
+        let extra_with_comma = match extra {
+            Some(x) => {
+                let c = self.fresh("next");
+                self.rule(c, vec![comma, Symbol::N(x)], ptr)?;
+                Some(Symbol::N(c))
+            }
+            None => None,
+        };
         let states: Vec<NonterminalId> = (0..1u32 << n).map(|_| self.fresh("after")).collect();
         for used in 0..1u32 << n {
             let a = states[used as usize];
@@ -488,25 +507,14 @@ impl<'a> Lowerer<'a> {
                 // word keeps the grammar well formed.
                 self.rule(a, vec![Symbol::N(a)], ptr)?;
             }
-            // `A(U) → "," R(U)`, R(U) → each member that may come next: written factored, as
-            // the normalizer would left-factor it (most of that pass's work on a Kubernetes
-            // schema: 2.0 → 0.8 ms, `examples/phase_times.rs`).
-            if used == (1u32 << n) - 1 && extra.is_none() {
-                continue;
-            }
-            let rest = self.fresh("next");
-            self.rule(a, vec![comma, Symbol::N(rest)], ptr)?;
-            for (k, &(m, _)) in members.iter().enumerate() {
+            for (k, &c) in with_comma.iter().enumerate() {
                 if used & (1 << k) == 0 {
-                    self.rule(
-                        rest,
-                        vec![m, Symbol::N(states[(used | 1 << k) as usize])],
-                        ptr,
-                    )?;
+                    let next = Symbol::N(states[(used | 1 << k) as usize]);
+                    self.rule(a, vec![c, next], ptr)?;
                 }
             }
-            if let Some(x) = extra {
-                self.rule(rest, vec![Symbol::N(x), Symbol::N(a)], ptr)?;
+            if let Some(c) = extra_with_comma {
+                self.rule(a, vec![c, Symbol::N(a)], ptr)?;
             }
         }
         let b = self.fresh("before");
@@ -539,16 +547,25 @@ impl<'a> Lowerer<'a> {
         let comma = self.lit(",");
         let n = members.len();
         let a_n = self.fresh("after");
-        let b_n = self.fresh("before");
         self.rule(a_n, vec![], ptr)?;
-        if !non_empty {
-            self.rule(b_n, vec![], ptr)?;
-        }
         if let Some(x) = extra {
             self.rule(a_n, vec![comma, Symbol::N(x), Symbol::N(a_n)], ptr)?;
-            self.rule(b_n, vec![Symbol::N(x), Symbol::N(a_n)], ptr)?;
         }
-        let (mut a_next, mut b_next) = (a_n, b_n);
+        // Bₙ derives nothing when the object may neither be empty nor hold additional
+        // members: then it is not made at all (a nonterminal without rules is an invalid
+        // grammar), and the last optional member has no "skip it" alternative in B.
+        let mut b_next = None;
+        if !non_empty || extra.is_some() {
+            let b_n = self.fresh("before");
+            if !non_empty {
+                self.rule(b_n, vec![], ptr)?;
+            }
+            if let Some(x) = extra {
+                self.rule(b_n, vec![Symbol::N(x), Symbol::N(a_n)], ptr)?;
+            }
+            b_next = Some(b_n);
+        }
+        let mut a_next = a_n;
         for i in (0..n).rev() {
             let (m, optional) = members[i];
             let (a, b) = (self.fresh("after"), self.fresh("before"));
@@ -556,14 +573,19 @@ impl<'a> Lowerer<'a> {
             self.rule(b, vec![m, Symbol::N(a_next)], ptr)?;
             if optional {
                 self.rule(a, vec![Symbol::N(a_next)], ptr)?;
-                self.rule(b, vec![Symbol::N(b_next)], ptr)?;
+                if let Some(b_next) = b_next {
+                    self.rule(b, vec![Symbol::N(b_next)], ptr)?;
+                }
             }
             a_next = a;
-            b_next = b;
+            b_next = Some(b);
         }
+        let Some(b_0) = b_next else {
+            return Ok(None); // no member to write and `{}` not allowed
+        };
         let nt = self.fresh("object");
         let (l, r) = (self.lit("{"), self.lit("}"));
-        self.rule(nt, vec![l, Symbol::N(b_next), r], ptr)?;
+        self.rule(nt, vec![l, Symbol::N(b_0), r], ptr)?;
         Ok(Some(nt))
     }
 }
