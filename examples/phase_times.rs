@@ -10,8 +10,9 @@
 //! lexer and the automaton of a canvas that is one hole, each the minimum and median of `REPS`
 //! runs (30 by default); `ONLY=compile` runs the compilation alone, `ONLY=normalize` the
 //! normalization alone (for a profiler). [`Checker::new`](lacuna::checker::Checker::new) runs the
-//! normalization on one thread and the lexer with its automaton on another, so the build's
-//! critical path is the longer of the two.
+//! normalization on one thread and the lexer on another, so the build's critical path is the
+//! compilation, then the longer of the two; the automaton is what the first check of a canvas
+//! with a hole builds (the lexer's thread starts on it while the normalization runs).
 //!
 //! For a maskbench cases file (`eval/maskbench.py` writes one): one line per compiled schema,
 //! `name compile normalization lexer automaton`, in microseconds, the minimum of 5 runs each.
@@ -43,18 +44,13 @@ fn main() {
     }
 }
 
-fn one_hole() -> HoleyText {
-    HoleyText {
-        chunks: vec![vec![], vec![]],
-    }
-}
-
 fn by_phase(schema: &Value) {
     let reps: usize = std::env::var("REPS").map_or(30, |v| v.parse().expect("REPS is a number"));
+    let only = std::env::var("ONLY").unwrap_or_default();
     // `ONLY=compile` repeats the compilation alone, for a profiler.
-    let only_compile = std::env::var("ONLY").is_ok_and(|v| v == "compile");
+    let only_compile = only == "compile";
     // `ONLY=normalize` compiles once and repeats the normalization alone.
-    if std::env::var("ONLY").is_ok_and(|v| v == "normalize") {
+    if only == "normalize" {
         let g = compile(schema, &SchemaOptions::default())
             .expect("a schema that compiles")
             .grammar;
@@ -92,7 +88,7 @@ fn by_phase(schema: &Value) {
         let mut lexer = HoleyLexer::new(&g, LexLimits::default()).expect("a lexer");
         record(n + 1, "lexer", t.elapsed());
         let t = Instant::now();
-        let _ = lexer.automaton(&one_hole());
+        let _ = lexer.automaton(&HoleyText::one_hole());
         record(n + 2, "automaton", t.elapsed());
     }
     if only_compile {
@@ -138,7 +134,7 @@ fn per_case(text: &str) {
             };
             best[2] = best[2].min(t.elapsed().as_micros());
             let t = Instant::now();
-            let _ = lexer.automaton(&one_hole());
+            let _ = lexer.automaton(&HoleyText::one_hole());
             best[3] = best[3].min(t.elapsed().as_micros());
         }
         let name = case["name"].as_str().unwrap_or("?");

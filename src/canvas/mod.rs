@@ -72,6 +72,13 @@ impl HoleyText {
         }
     }
 
+    /// A text that is one hole: every word of the grammar fills it.
+    pub fn one_hole() -> HoleyText {
+        HoleyText {
+            chunks: vec![Vec::new(), Vec::new()],
+        }
+    }
+
     /// The same language with each run of holes that only empty chunks separate made one hole
     /// (any string, then any string, is any string). The checker reads text this way: each
     /// hole is a copy of the lexer's hole states in its automaton, so a text of 100 adjacent

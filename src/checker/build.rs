@@ -57,15 +57,8 @@ pub(super) fn normal_and_lexer(
 /// and the check that needs the rest builds it.
 fn warm_up(lexer: &mut HoleyLexer, stop: Arc<AtomicBool>) {
     lexer.set_deadline(Deadline::never().with_cancel(stop));
-    let _ = lexer.automaton(&whole_hole_text());
+    let _ = lexer.automaton(&HoleyText::one_hole());
     lexer.set_deadline(Deadline::never());
-}
-
-/// A canvas that is one hole.
-fn whole_hole_text() -> HoleyText {
-    HoleyText {
-        chunks: vec![Vec::new(), Vec::new()],
-    }
 }
 
 #[cfg(test)]
@@ -75,12 +68,7 @@ mod tests {
     use super::*;
     use crate::checker::{Budgets, Check, Checker};
     use crate::grammar::spec;
-
-    fn holey(chunks: &[&str]) -> HoleyText {
-        HoleyText {
-            chunks: chunks.iter().map(|c| c.as_bytes().to_vec()).collect(),
-        }
-    }
+    use crate::tests::holey;
 
     fn verdicts(checker: &mut Checker, canvases: &[HoleyText]) -> Vec<(String, usize)> {
         canvases
@@ -125,7 +113,7 @@ mod tests {
             (
                 "json",
                 vec![
-                    holey(&["", ""]),
+                    HoleyText::one_hole(),
                     holey(&["{\"a\": ", "}"]),
                     holey(&["[1, ", "2]"]),
                     holey(&["\"ab", "\""]),
@@ -138,7 +126,7 @@ mod tests {
             (
                 "cpp",
                 vec![
-                    holey(&["", ""]),
+                    HoleyText::one_hole(),
                     holey(&["int main() {", "}"]),
                     holey(&["/* ", ""]),
                     holey(&["int f(int x) { return \"", "; }"]),
@@ -186,7 +174,7 @@ mod tests {
             .grammar;
         assert!(grammar.rules().len() >= PARALLEL_BUILD_RULES);
         let canvases = [
-            holey(&["", ""]),
+            HoleyText::one_hole(),
             holey(&["{\"p3\": {\"n\": ", "}}"]),
             holey(&["{\"p3\": {\"n\": 2", "}}"]),
             holey(&["{\"p7\": {\"tag\": \"t", "\"}}"]),

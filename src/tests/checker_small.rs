@@ -9,6 +9,7 @@ use crate::grammar::earley::Recognizer;
 use crate::grammar::{Grammar, GrammarBuilder, Pattern, Symbol, TerminalId};
 use crate::holey::{HoleyLexer, LexLimits};
 use crate::lexicon::{Lexeme, Lexicon};
+use crate::tests::holey;
 use proptest::prelude::*;
 
 /// expr: term | expr "+" term
@@ -105,12 +106,6 @@ fn brute_force(g: &Grammar, lx: &Lexicon, text: &HoleyText, max_len: usize) -> O
         partial = next;
     }
     partial.into_iter().find(|t| parses(g, lx, t))
-}
-
-fn holey(parts: &[&str]) -> HoleyText {
-    HoleyText {
-        chunks: parts.iter().map(|p| p.as_bytes().to_vec()).collect(),
-    }
 }
 
 /// `text` starts with the first chunk, ends with the last, and holds the others in order

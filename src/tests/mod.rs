@@ -20,3 +20,10 @@ pub(crate) fn draws(seed: u64) -> impl FnMut(u64) -> u64 {
         x % n
     }
 }
+
+/// The text with holes between `parts` (`holey(&["{", "}"])` is `{`, a hole, `}`).
+pub(crate) fn holey(parts: &[&str]) -> crate::canvas::HoleyText {
+    crate::canvas::HoleyText {
+        chunks: parts.iter().map(|p| p.as_bytes().to_vec()).collect(),
+    }
+}
