@@ -9,10 +9,12 @@
 //! schema's compilation, each normalization pass ([`lacuna::grammar::pass_times`]), the
 //! lexer and the automaton of a canvas that is one hole, each the minimum and median of `REPS`
 //! runs (30 by default); `ONLY=compile` runs the compilation alone, `ONLY=normalize` the
-//! normalization alone (for a profiler). [`Checker::new`](lacuna::checker::Checker::new) runs the
-//! normalization on one thread and the lexer on another, so the build's critical path is the
-//! compilation, then the longer of the two; the automaton is what the first check of a canvas
-//! with a hole builds (the lexer's thread starts on it while the normalization runs).
+//! normalization alone (for a profiler); `ANY_ORDER=n` compiles with objects of up to `n`
+//! declared properties in any order (the default 8; `0`: schema order everywhere).
+//! [`Checker::new`](lacuna::checker::Checker::new) runs the normalization on one thread and
+//! the lexer on another, so the build's critical path is the compilation, then the longer of
+//! the two; the automaton is what the first check of a canvas with a hole builds (the lexer's
+//! thread starts on it while the normalization runs).
 //!
 //! For a maskbench cases file (`eval/maskbench.py` writes one): one line per compiled schema,
 //! `name compile normalization lexer automaton`, in microseconds, the minimum of 5 runs each.
@@ -51,7 +53,7 @@ fn by_phase(schema: &Value) {
     let only_compile = only == "compile";
     // `ONLY=normalize` compiles once and repeats the normalization alone.
     if only == "normalize" {
-        let g = compile(schema, &SchemaOptions::default())
+        let g = compile(schema, &opts())
             .expect("a schema that compiles")
             .grammar;
         let mut best = Duration::MAX;
@@ -72,7 +74,7 @@ fn by_phase(schema: &Value) {
     };
     for _ in 0..reps {
         let t = Instant::now();
-        let g = compile(schema, &SchemaOptions::default())
+        let g = compile(schema, &opts())
             .expect("a schema that compiles")
             .grammar;
         record(0, "compile", t.elapsed());
@@ -116,14 +118,14 @@ fn per_case(text: &str) {
     for line in text.lines() {
         let case: Value = serde_json::from_str(line).expect("a JSON line");
         let schema = &case["schema"];
-        let Ok(compiled) = compile(schema, &SchemaOptions::default()) else {
+        let Ok(compiled) = compile(schema, &opts()) else {
             continue;
         };
         let g = compiled.grammar;
         let mut best = [u128::MAX; 4];
         for _ in 0..5 {
             let t = Instant::now();
-            let _ = compile(schema, &SchemaOptions::default());
+            let _ = compile(schema, &opts());
             best[0] = best[0].min(t.elapsed().as_micros());
             let t = Instant::now();
             let _ = NormalGrammar::from_grammar(&g);
@@ -140,4 +142,15 @@ fn per_case(text: &str) {
         let name = case["name"].as_str().unwrap_or("?");
         println!("{name} {} {} {} {}", best[0], best[1], best[2], best[3]);
     }
+}
+
+/// The compiler's options: the defaults, but `ANY_ORDER=n` takes members in any order in
+/// objects of up to `n` declared properties (`0`: schema order everywhere), to measure what the
+/// any-order states cost.
+fn opts() -> SchemaOptions {
+    let mut o = SchemaOptions::default();
+    if let Ok(v) = std::env::var("ANY_ORDER") {
+        o.any_order_up_to = v.parse().expect("ANY_ORDER is a number");
+    }
+    o
 }

@@ -759,6 +759,79 @@ fn closed_non_empty_objects_past_the_any_order_budget_agree_with_jsonschema() {
     }
 }
 
+/// Objects of more declared properties than take any order keep the declared ones in one
+/// order, but additional members may come anywhere among them (MaskBench's `nodemon.json`
+/// instances open with `"$schema"`), and members a `$ref` or `allOf` written before
+/// `properties` declares come first (`detekt`'s rules: `{"allOf": [{"$ref": …}],
+/// "properties": …}` with the referenced `active` first). Every placement of one or two
+/// additional members, valid or not, gets the verdict of the `jsonschema` crate, and so does
+/// every instance whose declared members follow that order.
+#[test]
+fn objects_past_the_any_order_budget_take_additional_members_anywhere() {
+    let n = SchemaOptions::default().any_order_up_to + 2;
+    let names: Vec<String> = (0..n).map(|i| format!("p{i}")).collect();
+    let properties: serde_json::Map<String, serde_json::Value> = names
+        .iter()
+        .map(|k| (k.clone(), json!({"type": "integer"})))
+        .collect();
+    let declared = [vec![], vec![0], vec![0, 5], (0..n).collect::<Vec<_>>()];
+    let mut texts = vec![];
+    for set in &declared {
+        let members: Vec<String> = set.iter().map(|i| format!("\"p{i}\":{i}")).collect();
+        for extras in [
+            &[][..],
+            &["\"x\":\"s\""][..],
+            &["\"x\":1", "\"y\":\"t\""][..],
+        ] {
+            // Each extra at every place among the declared members.
+            for at in 0..=members.len() {
+                let mut all = members.clone();
+                for (k, e) in extras.iter().enumerate() {
+                    all.insert((at + k).min(all.len()), e.to_string());
+                }
+                texts.push(format!("{{{}}}", all.join(",")));
+            }
+        }
+    }
+    for extra in [json!({"type": "string"}), json!(true)] {
+        let schema = json!({"type": "object", "properties": properties,
+            "additionalProperties": extra, "required": ["p0"]});
+        assert_agrees_with_jsonschema(&schema, &texts);
+    }
+    // Members a part declares, before or after the object's own by where the part is written.
+    let own: serde_json::Map<String, serde_json::Value> = names[1..]
+        .iter()
+        .map(|k| (k.clone(), json!({"type": "integer"})))
+        .collect();
+    let part = json!({"properties": {"p0": {"type": "integer"}}});
+    let first = format!(
+        "{{\"p0\":0,{}}}",
+        (1..n)
+            .map(|i| format!("\"p{i}\":{i}"))
+            .collect::<Vec<_>>()
+            .join(",")
+    );
+    let last = format!(
+        "{{{},\"p0\":0}}",
+        (1..n)
+            .map(|i| format!("\"p{i}\":{i}"))
+            .collect::<Vec<_>>()
+            .join(",")
+    );
+    // (Open objects: an `additionalProperties` beside `properties` would forbid `p0`.)
+    let mut written_first = serde_json::Map::new();
+    written_first.insert("allOf".into(), json!([part]));
+    written_first.insert("properties".into(), json!(own));
+    let mut written_after = serde_json::Map::new();
+    written_after.insert("properties".into(), json!(own));
+    written_after.insert("allOf".into(), json!([part]));
+    for (schema, text) in [(written_first, &first), (written_after, &last)] {
+        let schema = json!(schema);
+        assert_agrees_with_jsonschema(&schema, &[text]);
+        assert_language(schema, &[text], &[]);
+    }
+}
+
 /// Issue 18: `not` of what has a lowerable complement (`type`, `required`, `properties`,
 /// `enum`/`const` of null and booleans, booleans, `$ref`, and `anyOf`/`allOf`/`not` of those)
 /// is exact: a set of values of every type gets the verdicts of the `jsonschema` crate. A

@@ -1,12 +1,13 @@
 //! Lowering of objects.
 //!
-//! Objects: the declared properties in schema order (`properties` order, then required names
-//! that only `additionalProperties`/`patternProperties` describe), each optional one
-//! skippable, then any additional members. Aᵢ ("members from declared property i on, after at
-//! least one member") and Bᵢ ("... before any member") place the commas; the grammar is linear
-//! in the number of properties. Additional members are keyed by any string that is not a
-//! declared name, or by `patternProperties` patterns. Objects of up to
-//! [`SchemaOptions::any_order_up_to`](super::SchemaOptions::any_order_up_to) declared
+//! Objects: the declared properties in schema order (`properties` order, with the members of
+//! a `$ref` or `allOf` written before `properties` first, see `refs::flatten`; then required
+//! names that only `additionalProperties`/`patternProperties` describe), each optional one
+//! skippable, with any additional members before, between and after them. Aᵢ ("members from
+//! declared property i on, after at least one member") and Bᵢ ("... before any member") place
+//! the commas; the grammar is linear in the number of properties. Additional members are keyed
+//! by any string that is not a declared name, or by `patternProperties` patterns. Objects of up
+//! to [`SchemaOptions::any_order_up_to`](super::SchemaOptions::any_order_up_to) declared
 //! properties take them in any order instead: A(U) is "after at least one member, with the
 //! declared members U used", which also makes `dependentRequired`/`dependencies` and
 //! `minProperties`/`maxProperties` exact there (a condition on U where the object may close).
@@ -571,6 +572,12 @@ impl<'a> Lowerer<'a> {
             let (a, b) = (self.fresh("after"), self.fresh("before"));
             self.rule(a, vec![comma, m, Symbol::N(a_next)], ptr)?;
             self.rule(b, vec![m, Symbol::N(a_next)], ptr)?;
+            // Additional members may come before, between and after the declared ones, which
+            // keep their order (`{"$schema": …, "a": …}`): a loop on each state.
+            if let Some(x) = extra {
+                self.rule(a, vec![comma, Symbol::N(x), Symbol::N(a)], ptr)?;
+                self.rule(b, vec![Symbol::N(x), Symbol::N(a)], ptr)?;
+            }
             if optional {
                 self.rule(a, vec![Symbol::N(a_next)], ptr)?;
                 if let Some(b_next) = b_next {

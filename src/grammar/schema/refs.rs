@@ -349,6 +349,15 @@ pub fn flatten<'v>(
         // mistaken for this one.
         acc = with_negation(root, acc, n, ptr, depth, spent)?;
     }
+    // The names the merged parts declare, in their order (repeats are harmless): where the
+    // schema writes `$ref` or `allOf` before its own `properties`, their members come first.
+    let first = parts_first(obj);
+    let mut part_names: Vec<String> = vec![];
+    let mut note_names = |part: &Value| {
+        if let (true, Some(Value::Object(p))) = (first, part.get("properties")) {
+            part_names.extend(p.keys().cloned());
+        }
+    };
     if let Some(r) = obj.get("$ref") {
         let r = r.as_str().ok_or_else(|| SchemaError::BadKeyword {
             pointer: ptr.to_string(),
@@ -357,6 +366,7 @@ pub fn flatten<'v>(
         })?;
         let (target, tptr) = resolve(root, r, ptr)?;
         let t = flatten(root, target, &tptr, depth + 1, spent)?;
+        note_names(&t);
         acc = merge(&acc, &t, ptr)?;
     }
     if let Some(all) = obj.get("allOf") {
@@ -369,10 +379,47 @@ pub fn flatten<'v>(
         for (i, item) in items.iter().enumerate() {
             let iptr = push_pointer(&aptr, &i.to_string());
             let f = flatten(root, item, &iptr, depth + 1, spent)?;
+            note_names(&f);
             acc = merge(&acc, &f, &aptr)?;
         }
     }
+    if first {
+        put_first(&mut acc, &part_names);
+    }
     Ok(Cow::Owned(acc))
+}
+
+/// Whether `o` writes `$ref` or `allOf` before its own `properties` (and has both). Objects of
+/// more declared properties than the any-order budget take them in one order, and the order
+/// the author wrote is the one instances follow (`{"allOf": [{"$ref": "#/$defs/rule"}],
+/// "properties": {"threshold": …}}`: the rule's `active` first).
+fn parts_first(o: &Map<String, Value>) -> bool {
+    let at = |k: &str| o.keys().position(|x| x == k);
+    let Some(own) = at("properties") else {
+        return false;
+    };
+    [at("$ref"), at("allOf")]
+        .into_iter()
+        .flatten()
+        .any(|p| p < own)
+}
+
+/// Reorders `schema`'s `properties` so that `names` (those present) come first, in their
+/// order, and the rest after them in theirs.
+fn put_first(schema: &mut Value, names: &[String]) {
+    let Some(Value::Object(props)) = schema.get_mut("properties") else {
+        return;
+    };
+    if names.is_empty() || props.keys().zip(names).all(|(a, b)| a == b) {
+        return;
+    }
+    let mut rest = std::mem::take(props);
+    for name in names {
+        if let Some((k, v)) = rest.shift_remove_entry(name) {
+            props.insert(k, v);
+        }
+    }
+    props.extend(rest);
 }
 
 /// Whether [`flatten`] would return a schema object as it is: no keyword to merge in, drop or
