@@ -19,7 +19,7 @@ is BFCL):
 - wrong: scored instances of compiled schemas judged otherwise (lacuna's `unknown` counts as
   wrong and is also counted apart);
 - order: valid instances rejected as given but accepted once their object members are put in
-  schema order (not in `wrong`; they still fail `passing`);
+  schema order as lacuna reads it (not in `wrong`; they still fail `passing`);
 - compile median / p99 in milliseconds: lacuna's schema compilation plus its checker; llguidance's
   grammar_from_json_schema plus its matcher. Then, for all schemas, the same plus what a
   generation's first step adds (lacuna: a check of a canvas that is one hole; llguidance: its
@@ -60,15 +60,21 @@ def deref(root, s):
 
 
 def declared(root, s, out, depth=0):
-    """The property order a schema declares: its own `properties`, then its parts'."""
+    """The property order a schema declares, as lacuna reads it: its own `properties`, then its
+    parts' (first where the schema writes `allOf` before `properties`)."""
     s = deref(root, s)
     if depth > 8 or not isinstance(s, dict):
         return
-    if isinstance(s.get("properties"), dict):
-        out.extend(s["properties"].items())
+    keys = list(s)
+    own = s.get("properties") if isinstance(s.get("properties"), dict) else None
+    parts_first = own is not None and "allOf" in s and keys.index("allOf") < keys.index("properties")
+    if own is not None and not parts_first:
+        out.extend(own.items())
     for key in ("allOf", "anyOf", "oneOf"):
         for sub in s.get(key) or []:
             declared(root, sub, out, depth + 1)
+    if parts_first:
+        out.extend(own.items())
 
 
 def schema_order(root, s, v):
