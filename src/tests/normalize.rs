@@ -4,7 +4,9 @@
 
 use super::oracles::*;
 use crate::grammar::normalize::{shrink, to_c2f, WorkGrammar};
-use crate::grammar::{Grammar, NormalGrammar, NormalizeOptions, Symbol};
+use crate::grammar::{
+    Grammar, GrammarBuilder, NonterminalId, NormalGrammar, NormalizeOptions, Symbol,
+};
 use proptest::prelude::*;
 
 const LEN: usize = 6;
@@ -63,12 +65,55 @@ proptest! {
         prop_assert_eq!(language(&g, LEN), language(&g2, LEN), "grammar:\n{}\nnormalized:\n{}", g, g2);
     }
 
+    /// Rules a front end marks normal are held aside while the others are rewritten
+    /// (`WorkGrammar::hold`): every nonterminal is marked, the odd ones have only rules of
+    /// at most two nonterminals (held), the even ones any rules (kept with the others, or
+    /// held when they happen to be normal too). The passes must neither rewrite a held rule
+    /// nor remove a nonterminal one names.
+    #[test]
+    fn pipeline_with_held_rules_preserves_language(rules in arb_rules_half_normal(6)) {
+        let Some(g) = build_grammar(&rules) else { return Ok(()) };
+        let mut b = GrammarBuilder::from_grammar(&g);
+        for i in 0..g.nonterminals().len() {
+            b.mark_normal(NonterminalId(i as u32));
+        }
+        let held = b.build(g.start()).unwrap();
+        let n = NormalGrammar::from_grammar(&held);
+        let g2 = normal_to_grammar(&n, &held);
+        prop_assert_eq!(language(&g, LEN), language(&g2, LEN), "grammar:\n{}\nnormalized:\n{}", g, g2);
+    }
+
     #[test]
     fn pipeline_without_heuristics_preserves_language(g in arb_grammar(4)) {
         let opts = NormalizeOptions { inline: false, left_factor: false, share_bigrams: false };
         let n = NormalGrammar::with_options(&g, &opts);
         prop_assert_eq!(language(&g, LEN), language(&normal_to_grammar(&n, &g), LEN));
     }
+}
+
+/// Random rules over up to `max_nts` nonterminals where the odd ones have only rules of at
+/// most two nonterminals (normal, so a marked one is held) and the even ones any rules.
+fn arb_rules_half_normal(max_nts: usize) -> impl Strategy<Value = RawRules> {
+    let any_symbol = prop_oneof![(0u8..3).prop_map(Ok), (0u8..max_nts as u8).prop_map(Err)];
+    let any_alt = prop::collection::vec(any_symbol, 0..=4);
+    let normal_alt = prop::collection::vec((0u8..max_nts as u8).prop_map(Err), 0..=2);
+    let any_alts = prop::collection::vec(any_alt, 1..=3);
+    let normal_alts = prop::collection::vec(normal_alt, 1..=3);
+    (
+        prop::collection::vec(any_alts, max_nts.div_ceil(2)),
+        prop::collection::vec(normal_alts, max_nts / 2),
+    )
+        .prop_map(|(even, odd)| {
+            let mut rules = vec![];
+            for i in 0..even.len() + odd.len() {
+                rules.push(if i % 2 == 0 {
+                    even[i / 2].clone()
+                } else {
+                    odd[i / 2].clone()
+                });
+            }
+            rules
+        })
 }
 
 /// Parses `"n0: a n1 | b ; n1: ..."`-style descriptions: alternatives separated by `|`,

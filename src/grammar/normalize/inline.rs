@@ -76,6 +76,8 @@ struct State {
     rules_of: Vec<Vec<u32>>,
     counts: Vec<usize>,
     occ: Vec<usize>,
+    /// Nonterminals the held rules name ([`WorkGrammar::held`]): never inlined.
+    pinned: Vec<bool>,
     start: NonterminalId,
     next_rank: u64,
 }
@@ -137,14 +139,10 @@ fn splice(arena: &mut [Link], list: &mut List, at: u32, with: List) {
 
 impl State {
     fn new(w: &WorkGrammar, counts: Vec<usize>) -> State {
-        let mut occ = vec![0; w.names.len()];
-        for r in &w.rules {
-            for s in &r.rhs {
-                if let Symbol::N(n) = s {
-                    occ[n.index()] += 1;
-                }
-            }
-        }
+        // Uses in held rules count (such a nonterminal is never used once here only), and a
+        // nonterminal the held rules name is never inlined away.
+        let occ = w.occurrences();
+        let pinned = w.pinned();
         let mut st = State {
             nodes: Vec::with_capacity(w.rules.iter().map(|r| r.rhs.len()).sum()),
             cands: Vec::new(),
@@ -154,6 +152,7 @@ impl State {
             rules_of: vec![Vec::new(); w.names.len()],
             counts,
             occ,
+            pinned,
             start: w.start,
             next_rank: w.rules.len() as u64,
         };
@@ -164,7 +163,8 @@ impl State {
             for &s in &r.rhs {
                 let node = push(&mut st.nodes, &mut symbols, encode(s));
                 if let Symbol::N(b) = s {
-                    if st.occ[b.index()] == 1 && b != w.start && b != r.lhs {
+                    if st.occ[b.index()] == 1 && !st.pinned[b.index()] && b != w.start && b != r.lhs
+                    {
                         push(&mut st.cands, &mut candidates, node);
                     }
                 }
@@ -196,6 +196,7 @@ impl State {
         };
         let ok = b != self.start
             && b != r.lhs
+            && !self.pinned[b.index()]
             && self.occ[b.index()] == 1
             && (self.counts[b.index()] == 1 || r.len == 1);
         ok.then_some(b)

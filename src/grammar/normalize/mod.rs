@@ -110,9 +110,19 @@ impl NormalGrammar {
     }
 
     /// Normalizes `g` with the chosen passes.
+    ///
+    /// The rules of the grammar's [normal nonterminals](Grammar::normal_nonterminals) are
+    /// set aside once the grammar is clean ([`WorkGrammar::hold`]) and rejoin the others
+    /// before the last cleaning: passes 2–6 rewrite only the rest.
     pub fn with_options(g: &Grammar, opts: &NormalizeOptions) -> NormalGrammar {
         let mut w = WorkGrammar::from_grammar(g);
-        shrink(&mut w, opts);
+        // Held after the useless symbols are gone (whose rules may be held), before the
+        // duplicates (held rules have none: they are sorted and deduplicated with the others
+        // once back).
+        w.remove_useless();
+        w.hold(g.normal_nonterminals());
+        w.dedupe();
+        rewrite(&mut w, opts);
         to_c2f(&mut w);
         w.compact();
         from_binary_work(w, g.terminals().len())
@@ -120,9 +130,15 @@ impl NormalGrammar {
 }
 
 /// Passes 1–4: language-preserving rewrites that make the grammar smaller.
+#[cfg(test)]
 pub fn shrink(w: &mut WorkGrammar, opts: &NormalizeOptions) {
     w.remove_useless();
     w.dedupe();
+    rewrite(w, opts);
+}
+
+/// Passes 2–4: aliases and single uses inlined, left factoring, shared 2-grams named.
+fn rewrite(w: &mut WorkGrammar, opts: &NormalizeOptions) {
     if opts.inline {
         w.substitute_aliases();
         w.inline_single_use();
@@ -136,10 +152,12 @@ pub fn shrink(w: &mut WorkGrammar, opts: &NormalizeOptions) {
     }
 }
 
-/// Passes 5–7: bring every rule into one of the four C2F+ε shapes.
+/// Passes 5–7: bring every rule into one of the four C2F+ε shapes (the held rules, already
+/// in one, rejoin the others before the last cleaning).
 pub fn to_c2f(w: &mut WorkGrammar) {
     w.binarize();
     w.lift_terminals();
+    w.release();
     w.dedupe();
     w.remove_useless();
 }
@@ -163,7 +181,8 @@ fn from_binary_work(w: WorkGrammar, num_terminals: usize) -> NormalGrammar {
 mod tests;
 
 /// The time each pass of [`NormalGrammar::from_grammar`] takes on `g`, in order, for
-/// profiling (`examples/phase_times.rs`); the passes are those of [`shrink`] and [`to_c2f`].
+/// profiling (`examples/phase_times.rs`); the passes are those of
+/// [`NormalGrammar::with_options`].
 #[cfg(feature = "internals")]
 pub fn pass_times(g: &Grammar) -> Vec<(&'static str, std::time::Duration)> {
     let mut times = vec![];
@@ -176,6 +195,8 @@ pub fn pass_times(g: &Grammar) -> Vec<(&'static str, std::time::Duration)> {
     lap("from_grammar", &mut times);
     w.remove_useless();
     lap("remove_useless", &mut times);
+    w.hold(g.normal_nonterminals());
+    lap("hold", &mut times);
     w.dedupe();
     lap("dedupe", &mut times);
     w.substitute_aliases();
@@ -192,6 +213,8 @@ pub fn pass_times(g: &Grammar) -> Vec<(&'static str, std::time::Duration)> {
     lap("binarize", &mut times);
     w.lift_terminals();
     lap("lift", &mut times);
+    w.release();
+    lap("release", &mut times);
     w.dedupe();
     lap("dedupe", &mut times);
     w.remove_useless();

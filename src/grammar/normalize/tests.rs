@@ -38,6 +38,7 @@ fn pair(nts: u32, rules: Vec<Rule>) -> (WorkGrammar, RefGrammar) {
                 })
                 .collect(),
             start,
+            held: vec![],
         },
         RefGrammar {
             names,

@@ -57,6 +57,11 @@ pub struct WorkGrammar {
     pub names: Vec<String>,
     pub rules: Vec<Rule>,
     pub start: NonterminalId,
+    /// Rules already normal, set aside while the passes rewrite `rules` ([`Self::hold`]):
+    /// the passes count them (a nonterminal they use is used, one they define is defined)
+    /// but never rewrite them, never inline or substitute away a nonterminal they name, and
+    /// [`Self::release`] puts them back before the grammar is cleaned and numbered.
+    pub held: Vec<Rule>,
 }
 
 impl WorkGrammar {
@@ -72,7 +77,48 @@ impl WorkGrammar {
                 })
                 .collect(),
             start: g.start(),
+            held: vec![],
         }
+    }
+
+    /// Sets aside the rules of `normal` (nonterminals a front end wrote in normal form, see
+    /// [`crate::grammar::GrammarBuilder::mark_normal`]) that are normal indeed: every rule of
+    /// such a nonterminal is `A → B C`, `A → B` or `A → ε` over nonterminals. The start symbol,
+    /// and a nonterminal with a rule of another shape, stay with the others.
+    pub fn hold(&mut self, normal: &[NonterminalId]) {
+        if normal.is_empty() {
+            return;
+        }
+        let mut held = vec![false; self.names.len()];
+        for &a in normal {
+            held[a.index()] = a != self.start;
+        }
+        for r in &self.rules {
+            if held[r.lhs.index()] && !is_normal_over_nonterminals(&r.rhs) {
+                held[r.lhs.index()] = false;
+            }
+        }
+        self.held = self.rules.extract_if(.., |r| held[r.lhs.index()]).collect();
+    }
+
+    /// Puts the held rules back with the others.
+    pub fn release(&mut self) {
+        let held = std::mem::take(&mut self.held);
+        self.rules.extend(held);
+    }
+
+    /// The nonterminals the held rules name (on either side), which no pass may remove.
+    pub(super) fn pinned(&self) -> Vec<bool> {
+        let mut pinned = vec![false; self.names.len()];
+        for r in &self.held {
+            pinned[r.lhs.index()] = true;
+            for s in &r.rhs {
+                if let Symbol::N(n) = s {
+                    pinned[n.index()] = true;
+                }
+            }
+        }
+        pinned
     }
 
     /// Rebuilds a [`Grammar`] with the given grammar's terminals (for the tests).
@@ -119,16 +165,16 @@ impl WorkGrammar {
     /// Number of rules whose left-hand side is each nonterminal.
     fn rule_counts(&self) -> Vec<usize> {
         let mut counts = vec![0; self.names.len()];
-        for r in &self.rules {
+        for r in self.rules.iter().chain(&self.held) {
             counts[r.lhs.index()] += 1;
         }
         counts
     }
 
     /// Occurrences of each nonterminal on right-hand sides.
-    fn occurrences(&self) -> Vec<usize> {
+    pub(super) fn occurrences(&self) -> Vec<usize> {
         let mut occ = vec![0; self.names.len()];
-        for r in &self.rules {
+        for r in self.rules.iter().chain(&self.held) {
             for s in &r.rhs {
                 if let Symbol::N(n) = s {
                     occ[n.index()] += 1;
@@ -250,10 +296,12 @@ impl WorkGrammar {
     pub fn substitute_aliases(&mut self) {
         let n = self.names.len();
         let counts = self.rule_counts();
+        let pinned = self.pinned();
         // alias[a]: a's one rule is `a → target`, at this position.
         let mut alias: Vec<Option<(Symbol, usize)>> = vec![None; n];
         for (i, r) in self.rules.iter().enumerate() {
             if r.lhs != self.start
+                && !pinned[r.lhs.index()]
                 && counts[r.lhs.index()] == 1
                 && r.rhs.len() == 1
                 && r.rhs[0] != Symbol::N(r.lhs)
@@ -347,10 +395,12 @@ impl WorkGrammar {
         for _ in 0..max_steps {
             let counts = self.rule_counts();
             let occ = self.occurrences();
+            let pinned = self.pinned();
             let site = self.rules.iter().enumerate().find_map(|(ri, r)| {
                 r.rhs.iter().enumerate().find_map(|(pos, s)| match *s {
                     Symbol::N(b)
                         if b != self.start
+                            && !pinned[b.index()]
                             && b != r.lhs
                             && occ[b.index()] == 1
                             && (counts[b.index()] == 1 || r.rhs.len() == 1) =>
@@ -734,6 +784,11 @@ impl PairRules {
             *e = (at, r.lhs);
         }
     }
+}
+
+/// `A → B C`, `A → B` or `A → ε` over nonterminals: a rule the passes could not make smaller.
+fn is_normal_over_nonterminals(rhs: &[Symbol]) -> bool {
+    rhs.len() <= 2 && rhs.iter().all(|s| matches!(s, Symbol::N(_)))
 }
 
 fn common_prefix_len<'a>(mut seqs: impl Iterator<Item = &'a [Symbol]>) -> usize {

@@ -499,6 +499,9 @@ impl<'a> Lowerer<'a> {
         let states: Vec<NonterminalId> = (0..1u32 << n).map(|_| self.fresh("after")).collect();
         for used in 0..1u32 << n {
             let a = states[used as usize];
+            // Its rules are `A → ε`, `A → A` and `A → C A'`: already normal, which the
+            // normalizer then leaves as they are (two thirds of a Kubernetes schema's rules).
+            self.b.mark_normal(a);
             let can_close = used & required == required && close.allows(used);
             if can_close {
                 self.rule(a, vec![], ptr)?;
