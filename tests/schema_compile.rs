@@ -804,29 +804,17 @@ fn objects_past_the_any_order_budget_take_additional_members_anywhere() {
         .map(|k| (k.clone(), json!({"type": "integer"})))
         .collect();
     let part = json!({"properties": {"p0": {"type": "integer"}}});
-    let first = format!(
-        "{{\"p0\":0,{}}}",
-        (1..n)
-            .map(|i| format!("\"p{i}\":{i}"))
-            .collect::<Vec<_>>()
-            .join(",")
-    );
-    let last = format!(
-        "{{{},\"p0\":0}}",
-        (1..n)
-            .map(|i| format!("\"p{i}\":{i}"))
-            .collect::<Vec<_>>()
-            .join(",")
-    );
-    // (Open objects: an `additionalProperties` beside `properties` would forbid `p0`.)
-    let mut written_first = serde_json::Map::new();
-    written_first.insert("allOf".into(), json!([part]));
-    written_first.insert("properties".into(), json!(own));
-    let mut written_after = serde_json::Map::new();
-    written_after.insert("properties".into(), json!(own));
-    written_after.insert("allOf".into(), json!([part]));
+    let own_members = (1..n)
+        .map(|i| format!("\"p{i}\":{i}"))
+        .collect::<Vec<_>>()
+        .join(",");
+    let first = format!("{{\"p0\":0,{own_members}}}");
+    let last = format!("{{{own_members},\"p0\":0}}");
+    // (Open objects: an `additionalProperties` beside `properties` would forbid `p0`. `json!`
+    // keeps the keys in the order written.)
+    let written_first = json!({"allOf": [part], "properties": own});
+    let written_after = json!({"properties": own, "allOf": [part]});
     for (schema, text) in [(written_first, &first), (written_after, &last)] {
-        let schema = json!(schema);
         assert_agrees_with_jsonschema(&schema, &[text]);
         assert_language(schema, &[text], &[]);
     }

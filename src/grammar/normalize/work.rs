@@ -392,10 +392,11 @@ impl WorkGrammar {
     /// [`WorkGrammar::inline_single_use`] by a sweep over all rules per inlined site
     /// (quadratic: for grammars that use nonterminals without rules, which are small).
     fn inline_single_use_by_sweeps(&mut self, max_steps: u64) {
+        // The held rules never change here, so neither does what they name.
+        let pinned = self.pinned();
         for _ in 0..max_steps {
             let counts = self.rule_counts();
             let occ = self.occurrences();
-            let pinned = self.pinned();
             let site = self.rules.iter().enumerate().find_map(|(ri, r)| {
                 r.rhs.iter().enumerate().find_map(|(pos, s)| match *s {
                     Symbol::N(b)

@@ -354,7 +354,10 @@ pub fn flatten<'v>(
     let first = parts_first(obj);
     let mut part_names: Vec<String> = vec![];
     let mut note_names = |part: &Value| {
-        if let (true, Some(Value::Object(p))) = (first, part.get("properties")) {
+        if !first {
+            return;
+        }
+        if let Some(Value::Object(p)) = part.get("properties") {
             part_names.extend(p.keys().cloned());
         }
     };
