@@ -416,13 +416,32 @@ fn put_first(schema: &mut Value, names: &[String]) {
     if names.is_empty() || props.keys().zip(names).all(|(a, b)| a == b) {
         return;
     }
-    let mut rest = std::mem::take(props);
-    for name in names {
-        if let Some((k, v)) = rest.shift_remove_entry(name) {
-            props.insert(k, v);
+    // Linear: removing each name from the map in place shifts the rest each time, quadratic
+    // in the number of properties (1.5 s for 20,000 of them on each side).
+    let entries: Vec<(String, Value)> = std::mem::take(props).into_iter().collect();
+    let order = {
+        let index: hashbrown::HashMap<&str, usize> = entries
+            .iter()
+            .enumerate()
+            .map(|(i, (k, _))| (k.as_str(), i))
+            .collect();
+        let mut placed = vec![false; entries.len()];
+        let mut order = Vec::with_capacity(entries.len());
+        for name in names {
+            if let Some(&i) = index.get(name.as_str()) {
+                if !std::mem::replace(&mut placed[i], true) {
+                    order.push(i);
+                }
+            }
         }
+        order.extend((0..entries.len()).filter(|&i| !placed[i]));
+        order
+    };
+    let mut slots: Vec<Option<(String, Value)>> = entries.into_iter().map(Some).collect();
+    for i in order {
+        let (k, v) = slots[i].take().expect("each entry placed once");
+        props.insert(k, v);
     }
-    props.extend(rest);
 }
 
 /// Whether [`flatten`] would return a schema object as it is: no keyword to merge in, drop or
