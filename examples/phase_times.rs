@@ -10,7 +10,10 @@
 //! lexer and the automaton of a canvas that is one hole, each the minimum and median of `REPS`
 //! runs (30 by default); `ONLY=compile` runs the compilation alone, `ONLY=normalize` the
 //! normalization alone (for a profiler); `ANY_ORDER=n` compiles with objects of up to `n`
-//! declared properties in any order (the default 8; `0`: schema order everywhere).
+//! declared properties in any order (the default 8), and `SCHEMA_ORDER=1` larger ones in
+//! schema order as for generation (by default: any order, a name may repeat);
+//! `ONLY=build` times compilation and [`Checker::new`](lacuna::checker::Checker::new)
+//! together, as a user waits for them (with a cases file: `name build`, the minimum of 5).
 //! [`Checker::new`](lacuna::checker::Checker::new) runs the normalization on one thread and
 //! the lexer on another, so the build's critical path is the compilation, then the longer of
 //! the two; the automaton is what the first check of a canvas with a hole builds (the lexer's
@@ -21,6 +24,7 @@
 use std::time::{Duration, Instant};
 
 use lacuna::canvas::HoleyText;
+use lacuna::checker::Checker;
 use lacuna::grammar::schema::{compile, SchemaOptions};
 use lacuna::grammar::NormalGrammar;
 use lacuna::internals::{HoleyLexer, LexLimits};
@@ -51,6 +55,14 @@ fn by_phase(schema: &Value) {
     let only = std::env::var("ONLY").unwrap_or_default();
     // `ONLY=compile` repeats the compilation alone, for a profiler.
     let only_compile = only == "compile";
+    // `ONLY=build` repeats what the checker's user waits for: compilation and `Checker::new`.
+    if only == "build" {
+        let mut times: Vec<Duration> = (0..reps).map(|_| build_time(schema)).collect();
+        times.sort();
+        let (min, median) = (times[0].as_micros(), times[reps / 2].as_micros());
+        println!("           build  min {min:6} µs  median {median:6} µs");
+        return;
+    }
     // `ONLY=normalize` compiles once and repeats the normalization alone.
     if only == "normalize" {
         let g = compile(schema, &opts())
@@ -114,10 +126,31 @@ fn by_phase(schema: &Value) {
     }
 }
 
+/// Compilation and `Checker::new`, as `eval/maskbench.rs` times a build.
+fn build_time(schema: &Value) -> Duration {
+    let t = Instant::now();
+    let g = compile(schema, &opts())
+        .expect("a schema that compiles")
+        .grammar;
+    let checker = Checker::new(g).expect("a checker");
+    let elapsed = t.elapsed();
+    drop(checker);
+    elapsed
+}
+
 fn per_case(text: &str) {
+    let only_build = std::env::var("ONLY").is_ok_and(|o| o == "build");
     for line in text.lines() {
         let case: Value = serde_json::from_str(line).expect("a JSON line");
         let schema = &case["schema"];
+        if only_build {
+            if compile(schema, &opts()).is_ok_and(|c| Checker::new(c.grammar).is_ok()) {
+                let best = (0..5).map(|_| build_time(schema)).min().expect("five runs");
+                let name = case["name"].as_str().unwrap_or("?");
+                println!("{name} {}", best.as_micros());
+            }
+            continue;
+        }
         let Ok(compiled) = compile(schema, &opts()) else {
             continue;
         };
@@ -145,10 +178,13 @@ fn per_case(text: &str) {
 }
 
 /// The compiler's options: the defaults, but `ANY_ORDER=n` takes members in any order in
-/// objects of up to `n` declared properties (`0`: schema order everywhere), to measure what the
-/// any-order states cost.
+/// objects of up to `n` declared properties, and `SCHEMA_ORDER=1` larger objects in schema
+/// order, to measure what each encoding costs.
 fn opts() -> SchemaOptions {
-    let mut o = SchemaOptions::default();
+    let mut o = SchemaOptions {
+        large_objects_in_schema_order: std::env::var_os("SCHEMA_ORDER").is_some(),
+        ..SchemaOptions::default()
+    };
     if let Ok(v) = std::env::var("ANY_ORDER") {
         o.any_order_up_to = v.parse().expect("ANY_ORDER is a number");
     }

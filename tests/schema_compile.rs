@@ -144,7 +144,8 @@ fn objects_required_additional_and_order() {
             "{}",
         ],
     );
-    // Closed objects; more than `ANY_ORDER_UP_TO` (8) declared properties follow schema order.
+    // Closed objects; more than `ANY_ORDER_UP_TO` (8) declared properties: any order, a name
+    // may repeat (each occurrence valid).
     let props: serde_json::Map<String, serde_json::Value> =
         ["p", "q", "r", "s", "t", "u", "v", "w", "x"]
             .iter()
@@ -157,12 +158,10 @@ fn objects_required_additional_and_order() {
             "{}",
             r#"{"p":null,"t":null}"#,
             r#"{"q":null,"r":null,"s":null}"#,
-        ],
-        &[
             r#"{"t":null,"p":null}"#,
-            r#"{"y":null}"#,
             r#"{"p":null,"p":null}"#,
         ],
+        &[r#"{"y":null}"#, r#"{"p":null,"p":1}"#, r#"{"p":null,}"#],
     );
     // Up to 8, any order, each member once.
     let props: serde_json::Map<String, serde_json::Value> =
@@ -817,6 +816,102 @@ fn objects_past_the_any_order_budget_take_additional_members_anywhere() {
     for (schema, text) in [(written_first, &first), (written_after, &last)] {
         assert_agrees_with_jsonschema(&schema, &[text]);
         assert_language(schema, &[text], &[]);
+    }
+}
+
+/// Objects of more declared properties than take any order, when checking: members in any
+/// order, a name allowed to repeat (`SchemaOptions::large_objects_in_schema_order` off). On
+/// texts that name each member once, every subset of the members in every order, valid or
+/// not, with additional members anywhere, gets the `jsonschema` crate's verdict; a text that
+/// repeats a name is accepted only when the crate, which keeps the last occurrence, calls it
+/// valid. For generation, the same objects follow schema order and name a member once.
+#[test]
+fn objects_past_the_any_order_budget_take_members_in_any_order_when_checking() {
+    let n = SchemaOptions::default().any_order_up_to + 3;
+    let properties: serde_json::Map<String, serde_json::Value> = (0..n)
+        .map(|i| (format!("p{i}"), json!({"type": "integer"})))
+        .collect();
+    // A small deterministic generator: the texts are the same on every run.
+    let mut state = 0x2545_f491_4f6c_dd1d_u64;
+    let mut next = |bound: usize| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % bound as u64) as usize
+    };
+    let member = |i: usize, valid: bool| {
+        if valid {
+            format!("\"p{i}\":{i}")
+        } else {
+            format!("\"p{i}\":\"s\"")
+        }
+    };
+    let (mut once, mut repeated) = (vec!["{}".to_string()], vec![]);
+    for _ in 0..300 {
+        // A random subset in a random order, one member in eight invalid.
+        let mut members = vec![];
+        for i in 0..n {
+            if next(2) == 0 {
+                members.push(member(i, next(8) != 0));
+            }
+        }
+        for k in (1..members.len()).rev() {
+            members.swap(k, next(k + 1));
+        }
+        if next(3) == 0 {
+            let extra = if next(2) == 0 {
+                "\"x\":\"t\""
+            } else {
+                "\"x\":1"
+            };
+            members.insert(next(members.len() + 1), extra.to_string());
+        }
+        once.push(format!("{{{}}}", members.join(",")));
+        // The same with one name written again, valid or not, somewhere after it.
+        let i = next(n);
+        let at = next(members.len() + 1);
+        members.insert(at, member(i, next(2) == 0));
+        members.insert(next(members.len() + 1), member(i, next(2) == 0));
+        repeated.push(format!("{{{}}}", members.join(",")));
+    }
+    let mut repeats_accepted = 0;
+    for required in [json!([]), json!(["p3"]), json!(["p0", "p7", "p10"])] {
+        for extra in [json!(false), json!({"type": "string"})] {
+            let schema = json!({"type": "object", "properties": properties,
+                "required": required, "additionalProperties": extra});
+            assert_agrees_with_jsonschema(&schema, &once);
+            let oracle = jsonschema::validator_for(&schema).unwrap();
+            let mut lang = checker(schema.clone());
+            for text in &repeated {
+                if lang.accepts(text.as_bytes()) {
+                    repeats_accepted += 1;
+                    let value: serde_json::Value = serde_json::from_str(text).unwrap();
+                    assert!(oracle.is_valid(&value), "{schema} accepted {text}");
+                }
+            }
+        }
+    }
+    assert!(
+        repeats_accepted > 50,
+        "{repeats_accepted} texts with a repeated name accepted"
+    );
+    // Generation: schema order, each member once.
+    let schema = json!({"type": "object", "properties": properties});
+    let generation = compile(&schema, &SchemaOptions::for_generation()).unwrap();
+    let mut generation = Checker::new(generation.grammar).unwrap();
+    let mut checking = checker(schema);
+    for (text, when_checking, when_generating) in [
+        (r#"{"p1":1,"p4":4}"#, true, true),
+        (r#"{"p4":4,"p1":1}"#, true, false),
+        (r#"{"p1":1,"p1":2}"#, true, false),
+        (r#"{"p1":"s","p1":2}"#, false, false),
+    ] {
+        assert_eq!(checking.accepts(text.as_bytes()), when_checking, "{text}");
+        assert_eq!(
+            generation.accepts(text.as_bytes()),
+            when_generating,
+            "{text}"
+        );
     }
 }
 

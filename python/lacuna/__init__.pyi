@@ -22,7 +22,8 @@ class Grammar:
     ) -> Grammar:
         """A grammar from a JSON Schema (text, or a dict); strict unless `lenient`. With
         `for_generation`, a subset of the valid instances for a model to write: objects that
-        name their members take no others unless `additionalProperties` says so, and number
+        name their members take no others unless `additionalProperties` says so, objects of
+        more than 8 declared properties name each member once in schema order, and number
         exponents have at most two digits."""
     @property
     def warnings(self) -> List[str]:

@@ -94,9 +94,10 @@ impl Grammar {
     /// enforce exactly is an error naming its JSON pointer; `lenient=True` ignores it and
     /// records a warning (`Grammar.warnings`). `for_generation=True` accepts a subset of the
     /// valid instances, for a model to write: an object that names its members and leaves
-    /// `additionalProperties` unspecified takes no others, and number exponents have at most
-    /// two digits (`1e400` is JSON, but parsers read it as infinity or refuse it); leave it
-    /// off to check instances.
+    /// `additionalProperties` unspecified takes no others, objects of more than 8 declared
+    /// properties follow schema order and name each member once, and number exponents have
+    /// at most two digits (`1e400` is JSON, but parsers read it as infinity or refuse it);
+    /// leave it off to check instances.
     #[staticmethod]
     #[pyo3(signature = (schema, lenient = false, for_generation = false))]
     fn from_json_schema(

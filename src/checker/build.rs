@@ -2,9 +2,11 @@
 //! lexer's DFA, which every canvas is lexed with.
 //!
 //! They are independent until the first check, so a larger grammar builds them on two
-//! threads. The normalization is the longer half for most grammars (a Kubernetes schema: ~9 ms
-//! against ~3.5 ms for the lexer), so the lexer's thread fills its idle time with a
-//! [`warm_up`] that stops, unfinished or not, when the normalization ends: it never lengthens
+//! threads. The normalization is the longer half for most grammars (a Kubernetes schema: ~5.5
+//! ms against ~3.5 ms for the lexer), so the lexer's thread fills its idle time with a
+//! [`warm_up`] that stops, unfinished or not, when the normal form's productions are final:
+//! their indices and lexical context are then built side by side on two threads
+//! (`NormalGrammar::from_grammar_then`), which a third would slow. The warm-up never lengthens
 //! the build, and a generation's first check finds part or all of its hole sets built.
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -33,15 +35,18 @@ pub(super) fn normal_and_lexer(
         return Ok((normal, HoleyLexer::new(grammar, limits)?));
     }
     std::thread::scope(|scope| {
-        let normalized = Arc::new(AtomicBool::new(false));
-        let stop = normalized.clone();
+        let stop_warm_up = Arc::new(AtomicBool::new(false));
+        let stop = stop_warm_up.clone();
         let lexing = scope.spawn(move || {
             let mut lexer = HoleyLexer::new(grammar, limits)?;
             warm_up(&mut lexer, stop);
             Ok(lexer)
         });
-        let normal = NormalGrammar::from_grammar(grammar);
-        normalized.store(true, Ordering::Relaxed);
+        // The warm-up stops when the normal form's productions are final: its indices and
+        // lexical context are then built on two threads, which a third would slow down.
+        let normal = NormalGrammar::from_grammar_then(grammar, || {
+            stop_warm_up.store(true, Ordering::Relaxed)
+        });
         let lexer = lexing
             .join()
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
@@ -49,7 +54,7 @@ pub(super) fn normal_and_lexer(
     })
 }
 
-/// Lexes a canvas that is one hole until `stop` is set. That builds the hole set of
+/// Lexes a canvas that is one hole until `stop` is set (or from the start, if it is). That builds the hole set of
 /// everything the lexer can reach and its moves on each lexeme, which the first check of a
 /// canvas with a hole needs (up to 4–6 ms on the slowest MaskBench schemas: `eval/maskbench.rs`'s
 /// `hole_check_us` with no warm-up). What it finishes stays in the lexer's tables; a

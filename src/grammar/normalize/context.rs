@@ -7,7 +7,7 @@
 //! accepts and A may end a sentence). Without it, a bottom-up search derives a right-recursive
 //! list's tail between every pair of positions: quadratic in the length of the canvas.
 
-use super::NormalGrammar;
+use crate::grammar::{NonterminalId, TerminalId};
 
 /// Terminal sets as bitsets, `words` u64 words per nonterminal.
 #[derive(Clone, Debug)]
@@ -19,23 +19,36 @@ pub struct Context {
     pub can_end: Vec<bool>,
 }
 
+/// What [`Context::of`] reads of a normalized grammar: its productions and which
+/// nonterminals are nullable. A view rather than the grammar, so that the context can be
+/// computed while the grammar's indices are built (`NormalGrammar::new`).
+pub(super) struct Productions<'a> {
+    pub nonterminals: usize,
+    pub terminals: usize,
+    pub start: NonterminalId,
+    pub terminal: &'a [(NonterminalId, TerminalId)],
+    pub unit: &'a [(NonterminalId, NonterminalId)],
+    pub binary: &'a [(NonterminalId, NonterminalId, NonterminalId)],
+    pub nullable: &'a [bool],
+}
+
 impl Context {
-    pub fn new(g: &NormalGrammar) -> Context {
-        let n = g.num_nonterminals();
-        let words = g.num_terminals().div_ceil(64).max(1);
-        let nullable = g.nullable();
+    pub(super) fn of(g: &Productions<'_>) -> Context {
+        let n = g.nonterminals;
+        let words = g.terminals.div_ceil(64).max(1);
+        let nullable = g.nullable;
         // A child inherits its parent's end context (follow, can_end) where nothing after it
         // in the production must be non-empty, and its start context likewise. LAST sets flow
         // along the end edges reversed (a parent's LAST set holds its last child's), FIRST
         // sets along the start edges reversed, so each graph's components serve twice.
-        let edges = g.unit_rules().len() + 2 * g.binary_rules().len();
+        let edges = g.unit.len() + 2 * g.binary.len();
         let mut end_edges = Vec::with_capacity(edges);
         let mut start_edges = Vec::with_capacity(edges);
-        for &(a, b) in g.unit_rules() {
+        for &(a, b) in g.unit {
             end_edges.push((a.index(), b.index()));
             start_edges.push((a.index(), b.index()));
         }
-        for &(a, b, c) in g.binary_rules() {
+        for &(a, b, c) in g.binary {
             end_edges.push((a.index(), c.index()));
             start_edges.push((a.index(), b.index()));
             if nullable[c.index()] {
@@ -61,10 +74,10 @@ impl Context {
             can_start: vec![false; n],
             can_end: vec![false; n],
         };
-        cx.can_start[g.start().index()] = true;
-        cx.can_end[g.start().index()] = true;
+        cx.can_start[g.start.index()] = true;
+        cx.can_end[g.start.index()] = true;
         // Seeds: what follows B in `A → B C` is FIRST(C); what precedes C is LAST(B).
-        for &(_, b, c) in g.binary_rules() {
+        for &(_, b, c) in g.binary {
             or_into(&mut cx.follow, b.index(), &first, c.index(), words);
             or_into(&mut cx.precede, c.index(), &last, b.index(), words);
         }
@@ -248,9 +261,9 @@ impl Components {
 
 /// FIRST or LAST sets of every nonterminal, as bitsets: `A → t` puts t in A's set, and
 /// `propagate` passes the sets up the start edges (FIRST) or the end edges (LAST).
-fn edge_sets(g: &NormalGrammar, words: usize, propagate: impl FnOnce(&mut [u64])) -> Vec<u64> {
-    let mut sets = vec![0u64; g.num_nonterminals() * words];
-    for &(a, t) in g.terminal_rules() {
+fn edge_sets(g: &Productions<'_>, words: usize, propagate: impl FnOnce(&mut [u64])) -> Vec<u64> {
+    let mut sets = vec![0u64; g.nonterminals * words];
+    for &(a, t) in g.terminal {
         sets[a.index() * words + t.index() / 64] |= 1 << (t.index() % 64);
     }
     propagate(&mut sets);

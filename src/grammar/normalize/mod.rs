@@ -115,6 +115,25 @@ impl NormalGrammar {
     /// set aside once the grammar is clean ([`WorkGrammar::hold`]) and rejoin the others
     /// before the last cleaning: passes 2–6 rewrite only the rest.
     pub fn with_options(g: &Grammar, opts: &NormalizeOptions) -> NormalGrammar {
+        Self::normalize(g, opts, || ())
+    }
+
+    /// [`NormalGrammar::from_grammar`], calling `productions_final` once the productions are
+    /// final, before their indices and lexical context are built (side by side on two
+    /// threads for a large grammar): a checker's build stops its lexer's speculative work
+    /// there, so that the two threads have the machine's cores.
+    pub(crate) fn from_grammar_then(
+        g: &Grammar,
+        productions_final: impl FnOnce(),
+    ) -> NormalGrammar {
+        Self::normalize(g, &NormalizeOptions::default(), productions_final)
+    }
+
+    fn normalize(
+        g: &Grammar,
+        opts: &NormalizeOptions,
+        productions_final: impl FnOnce(),
+    ) -> NormalGrammar {
         let mut w = WorkGrammar::from_grammar(g);
         // Held after the useless symbols are gone (whose rules may be held), before the
         // duplicates (held rules have none: they are sorted and deduplicated with the others
@@ -125,6 +144,7 @@ impl NormalGrammar {
         rewrite(&mut w, opts);
         to_c2f(&mut w);
         w.compact();
+        productions_final();
         from_binary_work(w, g.terminals().len())
     }
 }

@@ -4,6 +4,7 @@
 //! a derived item in O(1) per candidate: productions by terminal, by unit child, by left child
 //! and by right child. All indices are flat (CSR) arrays, built once per grammar.
 
+use super::context::{Context, Productions};
 use crate::grammar::{NonterminalId, TerminalId};
 
 /// A C2F+ε grammar with lookup indices. Nonterminal ids here are dense and local to this
@@ -29,30 +30,38 @@ pub struct NormalGrammar {
     by_unit_parent: Csr<NonterminalId>,
     by_parent: Csr<(NonterminalId, NonterminalId)>,
     by_nullable_sibling_parent: Csr<NonterminalId>,
-    context: Option<super::context::Context>,
+    context: Context,
 }
 
-impl NormalGrammar {
-    pub(super) fn new(
-        names: Vec<String>,
-        num_terminals: usize,
-        terminal_rules: Vec<(NonterminalId, TerminalId)>,
-        epsilon_rules: Vec<NonterminalId>,
-        unit_rules: Vec<(NonterminalId, NonterminalId)>,
-        binary_rules: Vec<(NonterminalId, NonterminalId, NonterminalId)>,
-    ) -> Self {
-        let n = names.len();
-        let by_terminal = Csr::build(
-            num_terminals,
-            terminal_rules.iter().map(|&(a, t)| (t.index(), a)),
-        );
-        let terminals_of = Csr::build(n, terminal_rules.iter().map(|&(a, t)| (a.index(), t)));
-        let by_unit_child = Csr::build(n, unit_rules.iter().map(|&(a, b)| (b.index(), a)));
-        let by_left = Csr::build(n, binary_rules.iter().map(|&(a, b, c)| (b.index(), (a, c))));
-        let by_right = Csr::build(n, binary_rules.iter().map(|&(a, b, c)| (c.index(), (a, b))));
-        let nullable = nullable(n, &epsilon_rules, &unit_rules, &binary_rules);
+/// Normal forms of at least this many unit and binary productions compute their lexical
+/// context on a second thread while the indices are built: a thread costs ~30 µs to start,
+/// the context of 1,000 productions about as much.
+const PARALLEL_CONTEXT_PRODUCTIONS: usize = 2_000;
+
+/// The lookup indices of [`NormalGrammar`], built together from its productions.
+struct Indices {
+    by_terminal: Csr<NonterminalId>,
+    terminals_of: Csr<TerminalId>,
+    by_unit_child: Csr<NonterminalId>,
+    by_left: Csr<(NonterminalId, NonterminalId)>,
+    by_right: Csr<(NonterminalId, NonterminalId)>,
+    by_nullable_sibling: Csr<NonterminalId>,
+    by_unit_parent: Csr<NonterminalId>,
+    by_parent: Csr<(NonterminalId, NonterminalId)>,
+    by_nullable_sibling_parent: Csr<NonterminalId>,
+}
+
+impl Indices {
+    fn of(p: &Productions<'_>) -> Indices {
+        let (n, nullable) = (p.nonterminals, p.nullable);
+        let by_terminal = Csr::build(p.terminals, p.terminal.iter().map(|&(a, t)| (t.index(), a)));
+        let terminals_of = Csr::build(n, p.terminal.iter().map(|&(a, t)| (a.index(), t)));
+        let by_unit_child = Csr::build(n, p.unit.iter().map(|&(a, b)| (b.index(), a)));
+        let by_left = Csr::build(n, p.binary.iter().map(|&(a, b, c)| (b.index(), (a, c))));
+        let by_right = Csr::build(n, p.binary.iter().map(|&(a, b, c)| (c.index(), (a, b))));
         // `A → X C` or `A → C X` with `C` nullable: `A` derives what `X` derives.
-        let mut pairs: Vec<(usize, NonterminalId)> = binary_rules
+        let mut pairs: Vec<(usize, NonterminalId)> = p
+            .binary
             .iter()
             .flat_map(|&(a, b, c)| {
                 let left = nullable[c.index()].then_some((b.index(), a));
@@ -70,8 +79,69 @@ impl NormalGrammar {
                 .iter()
                 .map(|&(x, a)| (a.index(), NonterminalId(x as u32))),
         );
-        let by_unit_parent = Csr::build(n, unit_rules.iter().map(|&(a, b)| (a.index(), b)));
-        let by_parent = Csr::build(n, binary_rules.iter().map(|&(a, b, c)| (a.index(), (b, c))));
+        let by_unit_parent = Csr::build(n, p.unit.iter().map(|&(a, b)| (a.index(), b)));
+        let by_parent = Csr::build(n, p.binary.iter().map(|&(a, b, c)| (a.index(), (b, c))));
+        Indices {
+            by_terminal,
+            terminals_of,
+            by_unit_child,
+            by_left,
+            by_right,
+            by_nullable_sibling,
+            by_unit_parent,
+            by_parent,
+            by_nullable_sibling_parent,
+        }
+    }
+}
+
+impl NormalGrammar {
+    pub(super) fn new(
+        names: Vec<String>,
+        num_terminals: usize,
+        terminal_rules: Vec<(NonterminalId, TerminalId)>,
+        epsilon_rules: Vec<NonterminalId>,
+        unit_rules: Vec<(NonterminalId, NonterminalId)>,
+        binary_rules: Vec<(NonterminalId, NonterminalId, NonterminalId)>,
+    ) -> Self {
+        let n = names.len();
+        let nullable = nullable(n, &epsilon_rules, &unit_rules, &binary_rules);
+        let productions = Productions {
+            nonterminals: n,
+            terminals: num_terminals,
+            start: NonterminalId(0),
+            terminal: &terminal_rules,
+            unit: &unit_rules,
+            binary: &binary_rules,
+            nullable: &nullable,
+        };
+        // The context and the indices read the same productions and nothing of each other.
+        // Together they were a third of a Kubernetes schema's normalization (~1.8 of ~5.4 ms,
+        // the context two thirds of that), so a large grammar builds them side by side.
+        let (indices, context) =
+            if unit_rules.len() + binary_rules.len() >= PARALLEL_CONTEXT_PRODUCTIONS {
+                std::thread::scope(|scope| {
+                    let context = scope.spawn(|| Context::of(&productions));
+                    let indices = Indices::of(&productions);
+                    let context = context
+                        .join()
+                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+                    (indices, context)
+                })
+            } else {
+                (Indices::of(&productions), Context::of(&productions))
+            };
+        let Indices {
+            by_terminal,
+            terminals_of,
+            by_unit_child,
+            by_left,
+            by_right,
+            by_nullable_sibling,
+            by_unit_parent,
+            by_parent,
+            by_nullable_sibling_parent,
+        } = indices;
         NormalGrammar {
             names,
             num_terminals,
@@ -89,19 +159,13 @@ impl NormalGrammar {
             by_unit_parent,
             by_parent,
             by_nullable_sibling_parent,
-            context: None,
+            context,
         }
-        .with_context()
-    }
-
-    fn with_context(mut self) -> Self {
-        self.context = Some(super::context::Context::new(&self));
-        self
     }
 
     /// Terminals that may precede / follow each nonterminal (see `normalize::context`).
-    pub fn context(&self) -> &super::context::Context {
-        self.context.as_ref().expect("computed in new")
+    pub fn context(&self) -> &Context {
+        &self.context
     }
 
     /// The start symbol (always id 0).
@@ -178,11 +242,6 @@ impl NormalGrammar {
     #[inline]
     pub fn is_nullable(&self, a: NonterminalId) -> bool {
         self.nullable[a.index()]
-    }
-
-    /// Which nonterminals derive the empty string, by id.
-    pub(super) fn nullable(&self) -> &[bool] {
-        &self.nullable
     }
 
     /// Nonterminals `A ≠ x` with a production `A → x C` or `A → C x` where `C` is nullable:

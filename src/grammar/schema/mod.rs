@@ -36,13 +36,16 @@
 //! Schema). In short: every keyword is either enforced exactly, or refused with an error naming
 //! it and its JSON pointer; [`SchemaOptions::lenient`] turns refusals into warnings (the
 //! keyword is then not enforced). Two documented rules restrict the *form* of accepted texts,
-//! never the set of values: object members follow schema order, and strings under `pattern`,
+//! never the set of values: objects with many required members follow schema order
+//! ([`SchemaOptions::large_objects_in_schema_order`]), and strings under `pattern`,
 //! `format`, `enum`/`const` and property names use canonical escapes.
 //!
 //! For generation, [`SchemaOptions::for_generation`] accepts a subset of the valid instances
 //! that a model should write: objects that name their members take no others unless
-//! `additionalProperties` says so ([`SchemaOptions::close_objects`]), and number exponents
-//! have at most two digits ([`SchemaOptions::finite_numbers`]). Checking keeps the default.
+//! `additionalProperties` says so ([`SchemaOptions::close_objects`]), objects of many declared
+//! members follow schema order, a name written once
+//! ([`SchemaOptions::large_objects_in_schema_order`]), and number exponents have at most two
+//! digits ([`SchemaOptions::finite_numbers`]). Checking keeps the default.
 
 mod alternatives;
 mod containers;
@@ -73,9 +76,18 @@ use lower::KeyMode;
 pub struct SchemaOptions {
     /// Turn keywords that cannot be enforced into warnings instead of errors.
     pub lenient: bool,
-    /// Objects with at most this many declared properties accept their members in any order
-    /// (the grammar has 2ⁿ states for n properties); larger ones follow schema order.
+    /// Objects with at most this many declared properties accept their members in any order,
+    /// each at most once (the grammar has 2ⁿ states for n properties); larger ones see
+    /// [`SchemaOptions::large_objects_in_schema_order`].
     pub any_order_up_to: usize,
+    /// Objects of more declared properties than [`SchemaOptions::any_order_up_to`]: in schema
+    /// order, each member at most once (on, for generation: one order, no name written twice),
+    /// or in any order with a name allowed to repeat (off, the default: every valid instance
+    /// is accepted, and of an instance that repeats a name every occurrence is valid, so the
+    /// one a JSON parser keeps is). Off, the grammar has a state per set of required members
+    /// seen, so objects of more than [`REPEATABLE_REQUIRED_UP_TO`] required members, or of
+    /// more than [`REPEATABLE_RULES_UP_TO`] rules so, follow schema order either way.
+    pub large_objects_in_schema_order: bool,
     /// Objects that name members (`properties`, `patternProperties` or `required`) and leave
     /// `additionalProperties` unspecified take no members they do not name, as if it were
     /// `false`: a subset of the schema's instances, for generation, so that a model cannot
@@ -93,11 +105,19 @@ pub struct SchemaOptions {
 /// The default of [`SchemaOptions::any_order_up_to`].
 pub const ANY_ORDER_UP_TO: usize = 8;
 
+/// The most required members of an object in any order with repeatable names
+/// ([`SchemaOptions::large_objects_in_schema_order`] off): 2ʳ states for r of them.
+pub const REPEATABLE_REQUIRED_UP_TO: usize = 8;
+
+/// The most rules of such an object: 2ʳ states of n + 1 rules each, for n declared members.
+pub const REPEATABLE_RULES_UP_TO: usize = 1 << 13;
+
 impl Default for SchemaOptions {
     fn default() -> Self {
         SchemaOptions {
             lenient: false,
             any_order_up_to: ANY_ORDER_UP_TO,
+            large_objects_in_schema_order: false,
             close_objects: false,
             finite_numbers: false,
         }
@@ -113,10 +133,12 @@ impl SchemaOptions {
         }
     }
 
-    /// The options for generating instances: strict, with [`SchemaOptions::close_objects`]
-    /// and [`SchemaOptions::finite_numbers`].
+    /// The options for generating instances: strict, with [`SchemaOptions::close_objects`],
+    /// [`SchemaOptions::finite_numbers`] and
+    /// [`SchemaOptions::large_objects_in_schema_order`].
     pub fn for_generation() -> Self {
         SchemaOptions {
+            large_objects_in_schema_order: true,
             close_objects: true,
             finite_numbers: true,
             ..Self::default()

@@ -455,9 +455,89 @@ impl<'a> Lowerer<'a> {
         }
         if self.any_order(members.len()) {
             self.members_any_order(members, extra, close, ptr)
+        } else if self.repeatable(members) {
+            self.members_repeatable(members, extra, close.non_empty, ptr)
         } else {
             self.members_chain(members, extra, close.non_empty, ptr)
         }
+    }
+
+    /// Whether an object past the any-order budget takes its members in any order with
+    /// repeatable names ([`SchemaOptions::large_objects_in_schema_order`](super::SchemaOptions::large_objects_in_schema_order)).
+    /// Its closing rule is then at most "not empty": the dependencies and counts of objects
+    /// past the budget are refused in [`Self::closing_rule`].
+    fn repeatable(&self, members: &[(Symbol, bool)]) -> bool {
+        let required = members.iter().filter(|m| !m.1).count();
+        !self.options.large_objects_in_schema_order
+            && required <= super::REPEATABLE_REQUIRED_UP_TO
+            && (members.len() + 1) << required <= super::REPEATABLE_RULES_UP_TO
+    }
+
+    /// Members in any order, a name allowed to repeat: A(S) is "after at least one member,
+    /// with the required members S seen", 2ʳ states for r required members, each with a
+    /// loop through every optional member and every required one in S. On instances that
+    /// name each member once this is exact (members in any order, the required ones
+    /// present); an instance that repeats a name has each occurrence valid, so whichever a
+    /// JSON parser keeps (the last, for `serde_json` and Python's `json`) is valid too. The
+    /// size is linear in the members for each state, where at most once would need 2ⁿ
+    /// states: MaskBench's objects of 10 to 43 optional members (Kubernetes' `ObjectMeta`,
+    /// `stryker-core.json`) were rejected when written out of schema order.
+    fn members_repeatable(
+        &mut self,
+        members: &[(Symbol, bool)],
+        extra: Option<NonterminalId>,
+        non_empty: bool,
+        ptr: &str,
+    ) -> Lowered {
+        let comma = self.lit(",");
+        // The state bit of each member: its place among the required ones, 0 if optional.
+        let mut required = 0;
+        let bit: Vec<u32> = members
+            .iter()
+            .map(|&(_, optional)| {
+                if optional {
+                    0
+                } else {
+                    required += 1;
+                    1 << (required - 1)
+                }
+            })
+            .collect();
+        let all: u32 = (1 << required) - 1;
+        let mut with_comma = Vec::with_capacity(members.len() + 1);
+        for m in members.iter().map(|m| m.0).chain(extra.map(Symbol::N)) {
+            let c = self.fresh("next");
+            self.rule(c, vec![comma, m], ptr)?;
+            with_comma.push(Symbol::N(c));
+        }
+        let states: Vec<NonterminalId> = (0..=all).map(|_| self.fresh("after")).collect();
+        for seen in 0..=all {
+            let a = states[seen as usize];
+            // `A → ε` and `A → C A'`: already normal, as in `members_any_order`.
+            self.b.mark_normal(a);
+            if seen == all {
+                self.rule(a, vec![], ptr)?;
+            }
+            for (k, &c) in with_comma.iter().enumerate() {
+                // The additional members (the last `C`) leave the state as it is.
+                let next = seen | bit.get(k).copied().unwrap_or(0);
+                self.rule(a, vec![c, Symbol::N(states[next as usize])], ptr)?;
+            }
+        }
+        let b = self.fresh("before");
+        if required == 0 && !non_empty {
+            self.rule(b, vec![], ptr)?;
+        }
+        for (k, &(m, _)) in members.iter().enumerate() {
+            self.rule(b, vec![m, Symbol::N(states[bit[k] as usize])], ptr)?;
+        }
+        if let Some(x) = extra {
+            self.rule(b, vec![Symbol::N(x), Symbol::N(states[0])], ptr)?;
+        }
+        let nt = self.fresh("object");
+        let (l, r) = (self.lit("{"), self.lit("}"));
+        self.rule(nt, vec![l, Symbol::N(b), r], ptr)?;
+        Ok(Some(nt))
     }
 
     /// Members in any order, each declared one at most once: A(U) is "after at least one
