@@ -55,7 +55,7 @@ fn valid_instances_with_holes_complete_to_valid_instances() {
                 serde_json::to_string_pretty(data).unwrap()
             };
             if !checker.accepts(text.as_bytes()) {
-                continue; // out of schema order: counted by the maskbench test
+                continue; // rejected for its order: counted by the maskbench test
             }
             for _ in 0..3 {
                 let holes = 1 + rng.below(8);
