@@ -971,6 +971,87 @@ fn negations_agree_with_jsonschema() {
     }
 }
 
+/// Issue 18: `if`/`then`/`else` whose condition has a lowerable complement is exact
+/// (`anyOf: [{allOf: [if, then]}, {allOf: [not if, else]}]` merged with its siblings): every
+/// value of a set of every type, every combination of four names and their types, gets the
+/// verdicts of the `jsonschema` crate, nested conditions and an `allOf` part's `else` without
+/// its `if` (which does nothing) and three `allOf` parts with an `if` each (where the first
+/// `if` was kept and the others dropped by the merge, before `if` was enforced) included. A
+/// condition without one is still refused by name, beside another or not, and so is `if` in
+/// a draft that has none.
+#[test]
+fn conditionals_agree_with_jsonschema() {
+    let schemas = [
+        json!({"if": {"required": ["a"]}, "then": {"required": ["b"]}}),
+        json!({"if": {"required": ["a"]}, "else": {"required": ["c"]}}),
+        json!({"type": "object", "if": {"properties": {"a": {"const": true}}, "required": ["a"]},
+            "then": {"required": ["b"]}, "else": {"properties": {"b": false}}}),
+        json!({"if": {"type": "string"}, "then": {"maxLength": 1}, "else": {"type": "object"}}),
+        json!({"properties": {"a": {"type": ["integer", "string"]}},
+            "if": {"properties": {"a": {"type": "string"}}, "required": ["a"]},
+            "then": {"properties": {"b": {"type": "string"}}},
+            "else": {"properties": {"b": {"type": "boolean"}}}}),
+        json!({"allOf": [
+            {"if": {"required": ["a"]}, "then": {"required": ["b"]}},
+            {"else": {"required": ["c"]}, "properties": {"d": {"type": "string"}}},
+        ]}),
+        json!({"allOf": [
+            {"if": {"required": ["a"]}, "then": {"required": ["b"]}},
+            {"if": {"required": ["c"]}, "then": {"required": ["d"]},
+                "else": {"properties": {"a": {"type": "boolean"}}}},
+            {"if": {"properties": {"b": {"const": true}}, "required": ["b"]},
+                "then": {"required": ["c"]}},
+        ]}),
+        json!({"if": {"required": ["a"]},
+            "then": {"if": {"required": ["b"]}, "then": {"required": ["c"]},
+                "else": {"required": ["d"]}}}),
+        json!({"$defs": {"s": {"type": "string"}}, "if": {"$ref": "#/$defs/s"},
+            "then": {"minLength": 2}, "else": {"type": ["null", "array"]}}),
+        json!({"if": true, "then": {"type": "null"}, "else": {"type": "string"}}),
+        json!({"if": false, "then": {"type": "null"}, "else": {"type": "string"}}),
+        json!({"if": {"required": ["a"]}}),
+        json!({"then": {"type": "null"}}),
+    ];
+    let mut values: Vec<String> = ["null", "true", "0", "1.5", "\"a\"", "\"ab\"", "[]", "[1]"]
+        .iter()
+        .map(|v| v.to_string())
+        .collect();
+    // Every subset of four names, each with a string, an integer or a boolean.
+    let names = ["a", "b", "c", "d"];
+    let kinds = ["\"s\"", "1", "true"];
+    for set in 0..16u32 {
+        for choice in 0..3u32 {
+            let members: Vec<String> = names
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| set & (1 << i) != 0)
+                .map(|(i, n)| format!("\"{n}\":{}", kinds[(choice as usize + i) % 3]))
+                .collect();
+            values.push(format!("{{{}}}", members.join(",")));
+        }
+    }
+    for schema in &schemas {
+        assert_agrees_with_jsonschema(schema, &values);
+    }
+    for schema in [
+        json!({"if": {"pattern": "^a"}, "then": {"maxLength": 3}}),
+        json!({"allOf": [{"if": {"required": ["a"]}, "then": {"required": ["b"]}},
+            {"if": {"pattern": "^a"}, "then": {"maxLength": 3}}]}),
+        json!({"$schema": "http://json-schema.org/draft-06/schema#",
+            "if": {"required": ["a"]}, "then": {"required": ["b"]}}),
+    ] {
+        match error(schema.clone()) {
+            SchemaError::Unsupported { keyword, .. } => {
+                assert!(
+                    ["if", "then", "else"].contains(&keyword.as_str()),
+                    "{schema}"
+                )
+            }
+            e => panic!("{schema}: {e}"),
+        }
+    }
+}
+
 /// Issue 18: a `oneOf` whose alternatives may overlap is made exclusive — each alternative
 /// joined with the complements of the others — when every alternative has a lowerable
 /// complement; a set of values of every type gets the verdicts of the `jsonschema` crate.

@@ -446,6 +446,14 @@ impl<'a> Lowerer<'a> {
                 Err(_) => {}
             }
         }
+        // So does `if`/`then`/`else` whose condition has a complement lacuna can write.
+        if let Some(rewritten) = super::conditionals::as_alternatives(self.root, o) {
+            match flatten(self.root, &rewritten, ptr, 0, &mut self.expansions) {
+                Ok(f) => return self.flat(&f, ptr, depth + 1),
+                Err(e) if super::refs::is_contradiction(&e) => return Ok(None),
+                Err(_) => {}
+            }
+        }
         for key in ["anyOf", "oneOf"] {
             if let Some(alts) = o.get(key) {
                 return self.alternatives(o, key, alts, ptr, depth);

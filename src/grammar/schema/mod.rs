@@ -48,6 +48,7 @@
 //! digits ([`SchemaOptions::finite_numbers`]). Checking keeps the default.
 
 mod alternatives;
+mod conditionals;
 mod containers;
 mod dependencies;
 mod error;

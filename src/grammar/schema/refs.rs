@@ -370,7 +370,8 @@ pub fn flatten<'v>(
         let (target, tptr) = resolve(root, r, ptr)?;
         let t = flatten(root, target, &tptr, depth + 1, spent)?;
         note_names(&t);
-        acc = merge(&acc, &t, ptr)?;
+        let (a, t) = super::conditionals::apart(root, acc, t.into_owned(), ptr)?;
+        acc = merge(&a, &t, ptr)?;
     }
     if let Some(all) = obj.get("allOf") {
         let items = all.as_array().ok_or_else(|| SchemaError::BadKeyword {
@@ -383,7 +384,8 @@ pub fn flatten<'v>(
             let iptr = push_pointer(&aptr, &i.to_string());
             let f = flatten(root, item, &iptr, depth + 1, spent)?;
             note_names(&f);
-            acc = merge(&acc, &f, &aptr)?;
+            let (a, f) = super::conditionals::apart(root, acc, f.into_owned(), &aptr)?;
+            acc = merge(&a, &f, &aptr)?;
         }
     }
     if first {
@@ -545,9 +547,25 @@ pub fn merge(a: &Value, b: &Value, ptr: &str) -> Result<Value, SchemaError> {
         pointer: ptr.to_string(),
         reason,
     };
+    // `if`/`then`/`else` mean something only together (conditionals.rs): a part's `then` or
+    // `else` without its `if` does nothing, and one schema holds one condition.
+    let (a_if, b_if) = (a.contains_key("if"), b.contains_key("if"));
+    let condition = |m: &Map<String, Value>| ["if", "then", "else"].map(|k| m.get(k).cloned());
+    if a_if && b_if && condition(a) != condition(b) {
+        return Err(err(
+            "two parts' `if` cannot be combined in one schema".into()
+        ));
+    }
     let mut out = a.clone();
+    if !a_if {
+        out.remove("then");
+        out.remove("else");
+    }
     for (k, bv) in b {
-        let Some(av) = a.get(k) else {
+        if !b_if && (k == "then" || k == "else") {
+            continue;
+        }
+        let Some(av) = out.get(k) else {
             out.insert(k.clone(), bv.clone());
             continue;
         };
