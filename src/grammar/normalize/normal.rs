@@ -19,17 +19,8 @@ pub struct NormalGrammar {
     pub(super) epsilon_rules: Vec<NonterminalId>,
     pub(super) unit_rules: Vec<(NonterminalId, NonterminalId)>,
     pub(super) binary_rules: Vec<(NonterminalId, NonterminalId, NonterminalId)>,
-    by_terminal: Csr<NonterminalId>,
-    terminals_of: Csr<TerminalId>,
-    by_unit_child: Csr<NonterminalId>,
-    by_left: Csr<(NonterminalId, NonterminalId)>,
-    by_right: Csr<(NonterminalId, NonterminalId)>,
     nullable: Vec<bool>,
-    by_nullable_sibling: Csr<NonterminalId>,
-    /// The same relations from the parent's side, for the search's outside pass.
-    by_unit_parent: Csr<NonterminalId>,
-    by_parent: Csr<(NonterminalId, NonterminalId)>,
-    by_nullable_sibling_parent: Csr<NonterminalId>,
+    indices: Indices,
     context: Context,
 }
 
@@ -40,6 +31,7 @@ pub struct NormalGrammar {
 const PARALLEL_CONTEXT_PRODUCTIONS: usize = 2_000;
 
 /// The lookup indices of [`NormalGrammar`], built together from its productions.
+#[derive(Clone, Debug)]
 struct Indices {
     by_terminal: Csr<NonterminalId>,
     terminals_of: Csr<TerminalId>,
@@ -47,6 +39,7 @@ struct Indices {
     by_left: Csr<(NonterminalId, NonterminalId)>,
     by_right: Csr<(NonterminalId, NonterminalId)>,
     by_nullable_sibling: Csr<NonterminalId>,
+    /// The same relations from the parent's side, for the search's outside pass.
     by_unit_parent: Csr<NonterminalId>,
     by_parent: Csr<(NonterminalId, NonterminalId)>,
     by_nullable_sibling_parent: Csr<NonterminalId>,
@@ -132,17 +125,6 @@ impl NormalGrammar {
             } else {
                 (Indices::of(&productions), Context::of(&productions))
             };
-        let Indices {
-            by_terminal,
-            terminals_of,
-            by_unit_child,
-            by_left,
-            by_right,
-            by_nullable_sibling,
-            by_unit_parent,
-            by_parent,
-            by_nullable_sibling_parent,
-        } = indices;
         NormalGrammar {
             names,
             num_terminals,
@@ -150,16 +132,8 @@ impl NormalGrammar {
             epsilon_rules,
             unit_rules,
             binary_rules,
-            by_terminal,
-            terminals_of,
-            by_unit_child,
-            by_left,
-            by_right,
             nullable,
-            by_nullable_sibling,
-            by_unit_parent,
-            by_parent,
-            by_nullable_sibling_parent,
+            indices,
             context,
         }
     }
@@ -221,7 +195,7 @@ impl NormalGrammar {
     #[inline]
     pub fn lhs_of_terminal(&self, t: TerminalId) -> &[NonterminalId] {
         if t.index() < self.num_terminals {
-            self.by_terminal.get(t.index())
+            self.indices.by_terminal.get(t.index())
         } else {
             &[]
         }
@@ -230,13 +204,13 @@ impl NormalGrammar {
     /// Terminals `t` with a production `a → t`.
     #[inline]
     pub fn terminals_of(&self, a: NonterminalId) -> &[TerminalId] {
-        self.terminals_of.get(a.index())
+        self.indices.terminals_of.get(a.index())
     }
 
     /// Nonterminals `A` with a production `A → b`.
     #[inline]
     pub fn unit_parents(&self, b: NonterminalId) -> &[NonterminalId] {
-        self.by_unit_child.get(b.index())
+        self.indices.by_unit_child.get(b.index())
     }
 
     /// Whether `a` derives the empty string.
@@ -250,37 +224,37 @@ impl NormalGrammar {
     /// empty spans, except the start symbol's.
     #[inline]
     pub fn nullable_sibling_parents(&self, x: NonterminalId) -> &[NonterminalId] {
-        self.by_nullable_sibling.get(x.index())
+        self.indices.by_nullable_sibling.get(x.index())
     }
 
     /// Nonterminals `B` with a production `a → B`.
     #[inline]
     pub fn unit_children(&self, a: NonterminalId) -> &[NonterminalId] {
-        self.by_unit_parent.get(a.index())
+        self.indices.by_unit_parent.get(a.index())
     }
 
     /// Pairs `(B, C)` with a production `a → B C`.
     #[inline]
     pub fn binary_children(&self, a: NonterminalId) -> &[(NonterminalId, NonterminalId)] {
-        self.by_parent.get(a.index())
+        self.indices.by_parent.get(a.index())
     }
 
     /// Nonterminals `x` with `a` among their [`NormalGrammar::nullable_sibling_parents`].
     #[inline]
     pub fn nullable_sibling_children(&self, a: NonterminalId) -> &[NonterminalId] {
-        self.by_nullable_sibling_parent.get(a.index())
+        self.indices.by_nullable_sibling_parent.get(a.index())
     }
 
     /// Pairs `(A, C)` with a production `A → b C`.
     #[inline]
     pub fn as_left_child(&self, b: NonterminalId) -> &[(NonterminalId, NonterminalId)] {
-        self.by_left.get(b.index())
+        self.indices.by_left.get(b.index())
     }
 
     /// Pairs `(A, B)` with a production `A → B c`.
     #[inline]
     pub fn as_right_child(&self, c: NonterminalId) -> &[(NonterminalId, NonterminalId)] {
-        self.by_right.get(c.index())
+        self.indices.by_right.get(c.index())
     }
 }
 

@@ -15,7 +15,7 @@ use serde_json::{json, Map, Value};
 
 use super::error::SchemaError;
 use super::negation::negate;
-use super::refs::merge;
+use super::refs::{merge, root_draft_among, DRAFT_04, DRAFT_06};
 
 /// `o` as `allOf` of its other keywords and one `anyOf` of the two branches, when it has an
 /// `if` whose complement lacuna can write; `None` otherwise.
@@ -29,13 +29,24 @@ pub fn as_alternatives(root: &Value, o: &Map<String, Value>) -> Option<Value> {
 /// the rest of its schema (the `anyOf`s then multiply, as any two do). A condition without a
 /// complement stays, and the merge refuses it.
 pub fn apart(root: &Value, a: Value, b: Value, ptr: &str) -> Result<(Value, Value), SchemaError> {
-    let condition = |v: &Value| ["if", "then", "else"].map(|k| v.get(k).cloned());
-    let has_if = |v: &Value| v.get("if").is_some();
-    if !has_if(&a) || !has_if(&b) || condition(&a) == condition(&b) {
-        return Ok((a, b));
+    match (a.as_object(), b.as_object()) {
+        (Some(x), Some(y)) if x.contains_key("if") && y.contains_key("if") => {
+            if same_condition(x, y) {
+                return Ok((a, b));
+            }
+        }
+        _ => return Ok((a, b)),
     }
     Ok((lifted(root, a, ptr)?, lifted(root, b, ptr)?))
 }
+
+/// Whether `a` and `b` write the same `if`, `then` and `else` (each present or not alike).
+pub fn same_condition(a: &Map<String, Value>, b: &Map<String, Value>) -> bool {
+    CONDITION.iter().all(|k| a.get(*k) == b.get(*k))
+}
+
+/// The keywords of a condition, which mean something only together.
+const CONDITION: [&str; 3] = ["if", "then", "else"];
 
 /// `v` with its condition merged in as alternatives, or as it is.
 fn lifted(root: &Value, v: Value, ptr: &str) -> Result<Value, SchemaError> {
@@ -77,7 +88,7 @@ fn branches(root: &Value, o: &Map<String, Value>) -> Option<Vec<Value>> {
 
 fn without_condition(o: &Map<String, Value>) -> Map<String, Value> {
     let mut rest = o.clone();
-    for key in ["if", "then", "else"] {
+    for key in CONDITION {
         rest.remove(key);
     }
     rest
@@ -86,14 +97,5 @@ fn without_condition(o: &Map<String, Value>) -> Map<String, Value> {
 /// Whether the root's draft has `if` (draft 7 on, and a document without `$schema`, which
 /// validators read as the newest draft).
 fn knows_if(root: &Value) -> bool {
-    !root
-        .get("$schema")
-        .and_then(Value::as_str)
-        .is_some_and(|m| {
-            [
-                "http://json-schema.org/draft-04/schema",
-                "http://json-schema.org/draft-06/schema",
-            ]
-            .contains(&m.trim_end_matches('#'))
-        })
+    !root_draft_among(root, &[DRAFT_04, DRAFT_06])
 }

@@ -431,28 +431,38 @@ impl<'a> Lowerer<'a> {
         Ok(nt)
     }
 
+    /// Lowers `rewritten`, a schema equivalent to the one at `ptr`, when it flattens: `None`
+    /// when it is `None` or its merge is not exact (the schema is then lowered, or refused, as
+    /// written).
+    fn lower_rewritten(
+        &mut self,
+        rewritten: Option<Value>,
+        ptr: &str,
+        depth: usize,
+    ) -> Option<Lowered> {
+        match flatten(self.root, &rewritten?, ptr, 0, &mut self.expansions) {
+            Ok(f) => Some(self.flat(&f, ptr, depth + 1)),
+            Err(e) if super::refs::is_contradiction(&e) => Some(Ok(None)),
+            Err(_) => None,
+        }
+    }
+
     /// Lowers a flattened schema (no top-level `$ref`/`allOf`).
     pub(super) fn flat(&mut self, schema: &Value, ptr: &str, depth: usize) -> Lowered {
         let o = match schema {
             Value::Object(o) => o,
             _ => return self.schema(schema, ptr, depth),
         };
-        // Dependencies the object lowering cannot track become alternatives, when merging
+        // Dependencies the object lowering cannot track become alternatives, and so does
+        // `if`/`then`/`else` whose condition has a complement lacuna can write, when merging
         // them is exact (else they are refused below, as before).
-        if let Some(rewritten) = super::dependencies::as_alternatives(o, |n| self.any_order(n)) {
-            match flatten(self.root, &rewritten, ptr, 0, &mut self.expansions) {
-                Ok(f) => return self.flat(&f, ptr, depth + 1),
-                Err(e) if super::refs::is_contradiction(&e) => return Ok(None),
-                Err(_) => {}
-            }
+        let dependencies = super::dependencies::as_alternatives(o, |n| self.any_order(n));
+        if let Some(lowered) = self.lower_rewritten(dependencies, ptr, depth) {
+            return lowered;
         }
-        // So does `if`/`then`/`else` whose condition has a complement lacuna can write.
-        if let Some(rewritten) = super::conditionals::as_alternatives(self.root, o) {
-            match flatten(self.root, &rewritten, ptr, 0, &mut self.expansions) {
-                Ok(f) => return self.flat(&f, ptr, depth + 1),
-                Err(e) if super::refs::is_contradiction(&e) => return Ok(None),
-                Err(_) => {}
-            }
+        let conditional = super::conditionals::as_alternatives(self.root, o);
+        if let Some(lowered) = self.lower_rewritten(conditional, ptr, depth) {
+            return lowered;
         }
         for key in ["anyOf", "oneOf"] {
             if let Some(alts) = o.get(key) {

@@ -448,10 +448,7 @@ impl<'a> Lowerer<'a> {
         ptr: &str,
     ) -> Lowered {
         if close.only_empty {
-            let nt = self.fresh("object");
-            let (l, r) = (self.lit("{"), self.lit("}"));
-            self.rule(nt, vec![l, r], ptr)?;
-            return Ok(Some(nt));
+            return self.braced(&[], ptr);
         }
         if self.any_order(members.len()) {
             self.members_any_order(members, extra, close, ptr)
@@ -489,7 +486,6 @@ impl<'a> Lowerer<'a> {
         non_empty: bool,
         ptr: &str,
     ) -> Lowered {
-        let comma = self.lit(",");
         // The state bit of each member: its place among the required ones, 0 if optional.
         let mut required = 0;
         let bit: Vec<u32> = members
@@ -504,12 +500,8 @@ impl<'a> Lowerer<'a> {
             })
             .collect();
         let all: u32 = (1 << required) - 1;
-        let mut with_comma = Vec::with_capacity(members.len() + 1);
-        for m in members.iter().map(|m| m.0).chain(extra.map(Symbol::N)) {
-            let c = self.fresh("next");
-            self.rule(c, vec![comma, m], ptr)?;
-            with_comma.push(Symbol::N(c));
-        }
+        let with_comma =
+            self.after_commas(members.iter().map(|m| m.0).chain(extra.map(Symbol::N)), ptr)?;
         let states: Vec<NonterminalId> = (0..=all).map(|_| self.fresh("after")).collect();
         for seen in 0..=all {
             let a = states[seen as usize];
@@ -534,10 +526,7 @@ impl<'a> Lowerer<'a> {
         if let Some(x) = extra {
             self.rule(b, vec![Symbol::N(x), Symbol::N(states[0])], ptr)?;
         }
-        let nt = self.fresh("object");
-        let (l, r) = (self.lit("{"), self.lit("}"));
-        self.rule(nt, vec![l, Symbol::N(b), r], ptr)?;
-        Ok(Some(nt))
+        self.braced(&[Symbol::N(b)], ptr)
     }
 
     /// Members in any order, each declared one at most once: A(U) is "after at least one
@@ -549,7 +538,6 @@ impl<'a> Lowerer<'a> {
         close: &CloseWhen,
         ptr: &str,
     ) -> Lowered {
-        let comma = self.lit(",");
         let n = members.len();
         let required: u32 = members
             .iter()
@@ -562,20 +550,9 @@ impl<'a> Lowerer<'a> {
         // nonterminal, not two (`A(U) → "," R(U)` with R(U) choosing the member: 2ⁿ
         // nonterminals and rules more; a Kubernetes schema's normalization spent ~4 of its
         // ~9.5 ms on these objects, `examples/phase_times.rs`).
-        let mut with_comma = Vec::with_capacity(n);
-        for &(m, _) in members {
-            let c = self.fresh("next");
-            self.rule(c, vec![comma, m], ptr)?;
-            with_comma.push(Symbol::N(c));
-        }
-        let extra_with_comma = match extra {
-            Some(x) => {
-                let c = self.fresh("next");
-                self.rule(c, vec![comma, Symbol::N(x)], ptr)?;
-                Some(Symbol::N(c))
-            }
-            None => None,
-        };
+        let mut with_comma =
+            self.after_commas(members.iter().map(|m| m.0).chain(extra.map(Symbol::N)), ptr)?;
+        let extra_with_comma = extra.and_then(|_| with_comma.pop());
         let states: Vec<NonterminalId> = (0..1u32 << n).map(|_| self.fresh("after")).collect();
         for used in 0..1u32 << n {
             let a = states[used as usize];
@@ -613,10 +590,7 @@ impl<'a> Lowerer<'a> {
         if let Some(x) = extra {
             self.rule(b, vec![Symbol::N(x), Symbol::N(states[0])], ptr)?;
         }
-        let nt = self.fresh("object");
-        let (l, r) = (self.lit("{"), self.lit("}"));
-        self.rule(nt, vec![l, Symbol::N(b), r], ptr)?;
-        Ok(Some(nt))
+        self.braced(&[Symbol::N(b)], ptr)
     }
 
     /// `{` B₀ `}` with Aᵢ/Bᵢ as in the module docs; `non_empty` drops the empty object (Bₙ,
@@ -673,9 +647,34 @@ impl<'a> Lowerer<'a> {
         let Some(b_0) = b_next else {
             return Ok(None); // no member to write and `{}` not allowed
         };
+        self.braced(&[Symbol::N(b_0)], ptr)
+    }
+
+    /// `C → "," s` for each of `symbols`, in order: a member after its comma, one nonterminal
+    /// each, which every state of an object in any order shares.
+    fn after_commas(
+        &mut self,
+        symbols: impl IntoIterator<Item = Symbol>,
+        ptr: &str,
+    ) -> Result<Vec<Symbol>, SchemaError> {
+        let comma = self.lit(",");
+        let mut with_comma = vec![];
+        for s in symbols {
+            let c = self.fresh("next");
+            self.rule(c, vec![comma, s], ptr)?;
+            with_comma.push(Symbol::N(c));
+        }
+        Ok(with_comma)
+    }
+
+    /// The object `{` inner `}`.
+    fn braced(&mut self, inner: &[Symbol], ptr: &str) -> Lowered {
         let nt = self.fresh("object");
         let (l, r) = (self.lit("{"), self.lit("}"));
-        self.rule(nt, vec![l, Symbol::N(b_0), r], ptr)?;
+        let mut rhs = vec![l];
+        rhs.extend_from_slice(inner);
+        rhs.push(r);
+        self.rule(nt, rhs, ptr)?;
         Ok(Some(nt))
     }
 }

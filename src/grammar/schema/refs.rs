@@ -169,16 +169,18 @@ pub const UNSUPPORTED: &[&str] = &[
 /// in a `$ref` object MUST be ignored"); from 2019-09 on they apply beside it. Read off the
 /// root's `$schema`; a document without one follows the newest draft, as validators do.
 pub fn ref_hides_siblings(root: &Value) -> bool {
+    root_draft_among(root, &[DRAFT_04, DRAFT_06, DRAFT_07])
+}
+
+pub const DRAFT_04: &str = "http://json-schema.org/draft-04/schema";
+pub const DRAFT_06: &str = "http://json-schema.org/draft-06/schema";
+pub const DRAFT_07: &str = "http://json-schema.org/draft-07/schema";
+
+/// Whether the root's `$schema` names one of `drafts` (with or without the trailing `#`).
+pub fn root_draft_among(root: &Value, drafts: &[&str]) -> bool {
     root.get("$schema")
         .and_then(Value::as_str)
-        .is_some_and(|m| {
-            [
-                "http://json-schema.org/draft-04/schema",
-                "http://json-schema.org/draft-06/schema",
-                "http://json-schema.org/draft-07/schema",
-            ]
-            .contains(&m.trim_end_matches('#'))
-        })
+        .is_some_and(|m| drafts.contains(&m.trim_end_matches('#')))
 }
 
 /// `schema` as it constrains: with a `$ref` under [`ref_hides_siblings`], the `$ref` alone.
@@ -550,8 +552,7 @@ pub fn merge(a: &Value, b: &Value, ptr: &str) -> Result<Value, SchemaError> {
     // `if`/`then`/`else` mean something only together (conditionals.rs): a part's `then` or
     // `else` without its `if` does nothing, and one schema holds one condition.
     let (a_if, b_if) = (a.contains_key("if"), b.contains_key("if"));
-    let condition = |m: &Map<String, Value>| ["if", "then", "else"].map(|k| m.get(k).cloned());
-    if a_if && b_if && condition(a) != condition(b) {
+    if a_if && b_if && !super::conditionals::same_condition(a, b) {
         return Err(err(
             "two parts' `if` cannot be combined in one schema".into()
         ));
